@@ -1,0 +1,51 @@
+package runstate
+
+import "encoding/json"
+
+// NodeRecord is the durable state of one node instance: one field of the
+// run's nodes hash in Redis, JSON with short keys so that a completed node
+// costs well under 300 bytes. Times are Unix milliseconds; zero means unset.
+//
+// The worker's claim and heartbeat scripts read the "s" and "a" keys from Lua,
+// so those two names are part of the storage contract.
+type NodeRecord struct {
+	State NodeState `json:"s"`
+	// Attempt is the current attempt number, 1-based; 0 before the first dispatch.
+	Attempt int `json:"a,omitempty"`
+	// ParentsLeft counts parents that have not reached a terminal state.
+	ParentsLeft int   `json:"p,omitempty"`
+	QueuedAt    int64 `json:"q,omitempty"`
+	StartedAt   int64 `json:"t,omitempty"`
+	FinishedAt  int64 `json:"f,omitempty"`
+	// Worker is the id of the worker running or that ran the current attempt.
+	Worker string `json:"w,omitempty"`
+	// Error is the failure message of the last failed attempt.
+	Error string `json:"e,omitempty"`
+	// Reason explains a skip or cancellation.
+	Reason string `json:"r,omitempty"`
+	// UpstreamFailed marks a skip caused by a failed ancestor; trigger rules
+	// count it as a failure (Airflow's upstream_failed).
+	UpstreamFailed bool `json:"u,omitempty"`
+	// WhenSkipped marks a skip because the node's own `when` was false.
+	WhenSkipped bool `json:"k,omitempty"`
+	// RetryAt is when a node in retry_wait dispatches its next attempt.
+	RetryAt int64 `json:"ra,omitempty"`
+	// Deadline is when the orchestrator fails the current attempt as timed out (0 = none).
+	Deadline int64 `json:"d,omitempty"`
+}
+
+// Encode returns r as compact JSON.
+func (r NodeRecord) Encode() []byte {
+	b, err := json.Marshal(r)
+	if err != nil { // only plain fields: cannot fail
+		panic(err)
+	}
+	return b
+}
+
+// DecodeNodeRecord parses a stored node record.
+func DecodeNodeRecord(b []byte) (NodeRecord, error) {
+	var r NodeRecord
+	err := json.Unmarshal(b, &r)
+	return r, err
+}

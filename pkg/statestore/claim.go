@@ -1,0 +1,139 @@
+package statestore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClaimResult is the outcome of a claim or heartbeat.
+type ClaimResult int
+
+// Claim outcomes. Only ClaimOK lets a worker execute (or keep executing) an attempt.
+const (
+	// ClaimOK: this worker owns the attempt; execute it (heartbeat: keep going).
+	ClaimOK ClaimResult = 1
+	// ClaimTaken: another worker owns the attempt; drop the dispatch.
+	ClaimTaken ClaimResult = 0
+	// ClaimUnknown: the run or node record does not exist (run deleted); drop.
+	ClaimUnknown ClaimResult = -1
+	// ClaimStale: the node moved on to another attempt; drop (heartbeat: stop).
+	ClaimStale ClaimResult = -2
+	// ClaimFinished: the node is not in flight (terminal, cancelled, waiting); drop (heartbeat: stop).
+	ClaimFinished ClaimResult = -3
+)
+
+// String names the outcome for logs.
+func (c ClaimResult) String() string {
+	switch c {
+	case ClaimOK:
+		return "ok"
+	case ClaimTaken:
+		return "taken"
+	case ClaimUnknown:
+		return "unknown"
+	case ClaimStale:
+		return "stale"
+	case ClaimFinished:
+		return "finished"
+	}
+	return "invalid"
+}
+
+// claimScript claims one attempt for a worker.
+//
+//	KEYS[1] nodes hash   KEYS[2] claim key
+//	ARGV[1] node field   ARGV[2] attempt   ARGV[3] worker id   ARGV[4] ttl ms
+//	returns 1 claimed (or already ours), 0 taken by another worker,
+//	-1 no node record, -2 attempt is not current, -3 node not in flight.
+//
+// Idempotent: a retry by the same worker finds its own claim and returns 1.
+var claimScript = redis.NewScript(`
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return -1 end
+local r = cjson.decode(rec)
+if tostring(r.a or 0) ~= ARGV[2] then return -2 end
+if r.s ~= 'queued' and r.s ~= 'running' then return -3 end
+if redis.call('SET', KEYS[2], ARGV[3], 'NX', 'PX', ARGV[4]) then return 1 end
+if redis.call('GET', KEYS[2]) == ARGV[3] then return 1 end
+return 0
+`)
+
+// heartbeatScript keeps a claim alive and tells the worker whether to go on.
+//
+//	KEYS[1] nodes hash   KEYS[2] claim key
+//	ARGV[1] node field   ARGV[2] attempt   ARGV[3] worker id   ARGV[4] ttl ms
+//	returns 1 keep going, 0 another worker holds the claim, -1/-2/-3 as claimScript: stop.
+//
+// A claim that expired while the attempt is still current is taken again.
+var heartbeatScript = redis.NewScript(`
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return -1 end
+local r = cjson.decode(rec)
+if tostring(r.a or 0) ~= ARGV[2] then return -2 end
+if r.s ~= 'queued' and r.s ~= 'running' then return -3 end
+local holder = redis.call('GET', KEYS[2])
+if holder == ARGV[3] then
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  return 1
+end
+if not holder then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+  return 1
+end
+return 0
+`)
+
+// Attempt names one attempt of one node instance of one run.
+type Attempt struct {
+	Run      string
+	Node     string
+	Instance int
+	Attempt  int
+}
+
+// String formats the attempt for logs and errors.
+func (a Attempt) String() string {
+	return fmt.Sprintf("run=%s node=%s inst=%d attempt=%d", a.Run, a.Node, a.Instance, a.Attempt)
+}
+
+// ClaimAttempt tries to make worker the only executor of the attempt, holding the
+// claim for ttl unless refreshed by Heartbeat.
+func (k Keys) ClaimAttempt(ctx context.Context, rdb redis.Scripter, a Attempt, worker string, ttl time.Duration) (ClaimResult, error) {
+	return k.runClaimScript(ctx, rdb, claimScript, a, worker, ttl)
+}
+
+// Heartbeat refreshes the worker's claim on the attempt; any result other
+// than ClaimOK means the worker must stop executing it.
+func (k Keys) Heartbeat(ctx context.Context, rdb redis.Scripter, a Attempt, worker string, ttl time.Duration) (ClaimResult, error) {
+	return k.runClaimScript(ctx, rdb, heartbeatScript, a, worker, ttl)
+}
+
+func (k Keys) runClaimScript(ctx context.Context, rdb redis.Scripter, s *redis.Script, a Attempt, worker string, ttl time.Duration) (ClaimResult, error) {
+	keys := []string{k.Nodes(a.Run), k.Claim(a.Run, a.Node, a.Instance, a.Attempt)}
+	ms := max(ttl.Milliseconds(), 1)
+	n, err := s.Run(ctx, rdb, keys, NodeField(a.Node, a.Instance), strconv.Itoa(a.Attempt), worker, ms).Int()
+	if err != nil {
+		return ClaimTaken, fmt.Errorf("claim %s: %w", a, err)
+	}
+	return ClaimResult(n), nil
+}
+
+// ReleaseClaim deletes the worker's claim on the attempt if it still holds it
+// (used when a stopping worker hands an attempt back).
+func (k Keys) ReleaseClaim(ctx context.Context, rdb redis.Scripter, a Attempt, worker string) error {
+	err := releaseScript.Run(ctx, rdb, []string{k.Claim(a.Run, a.Node, a.Instance, a.Attempt)}, worker).Err()
+	if err != nil && err != redis.Nil {
+		return fmt.Errorf("release claim %s: %w", a, err)
+	}
+	return nil
+}
+
+// releaseScript deletes KEYS[1] if its value is ARGV[1]. Returns 1 deleted, 0 not ours.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)

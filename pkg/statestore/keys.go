@@ -1,0 +1,102 @@
+package statestore
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Prefix starts every key Braid writes.
+const Prefix = "braid:"
+
+// Keys builds every Redis key Braid uses. The zero value uses Prefix; tests
+// set Namespace to isolate themselves on a shared server.
+type Keys struct {
+	// Namespace is inserted after Prefix, e.g. "t123:" (may be empty).
+	Namespace string
+}
+
+func (k Keys) base() string { return Prefix + k.Namespace }
+
+// runKey is braid:{run}:<suffix>; the braces are the Cluster hash tag.
+func (k Keys) runKey(run, suffix string) string {
+	return k.base() + "{" + run + "}:" + suffix
+}
+
+// Run is the run hash: workflow, version, status, input, times, error, seq.
+func (k Keys) Run(run string) string { return k.runKey(run, "run") }
+
+// Fence is the run's fencing counter, incremented on every lock acquisition.
+func (k Keys) Fence(run string) string { return k.runKey(run, "fence") }
+
+// Lock is the run's bsm/redislock key.
+func (k Keys) Lock(run string) string { return k.runKey(run, "lock") }
+
+// Nodes is the hash of node records (field NodeField → runstate.NodeRecord JSON).
+func (k Keys) Nodes(run string) string { return k.runKey(run, "nodes") }
+
+// Outputs is the hash of node outputs (field NodeField → output JSON).
+func (k Keys) Outputs(run string) string { return k.runKey(run, "out") }
+
+// History is the run's capped list of notable events (failed attempts, late or duplicate results).
+func (k Keys) History(run string) string { return k.runKey(run, "hist") }
+
+// Claim is the claim (and heartbeat) key of one attempt: value worker id, TTL = heartbeat timeout.
+func (k Keys) Claim(run, node string, inst, attempt int) string {
+	return k.runKey(run, "claim:"+node+":"+strconv.Itoa(inst)+":"+strconv.Itoa(attempt))
+}
+
+// Logs is the capped list of log lines of one attempt.
+func (k Keys) Logs(run, node string, inst, attempt int) string {
+	return k.runKey(run, "logs:"+node+":"+strconv.Itoa(inst)+":"+strconv.Itoa(attempt))
+}
+
+// Blob holds an output too large to travel in an event.
+func (k Keys) Blob(run, node string, inst, attempt int) string {
+	return k.runKey(run, "blob:"+node+":"+strconv.Itoa(inst)+":"+strconv.Itoa(attempt))
+}
+
+// ActiveRuns is the sorted set of non-terminal run ids scored by creation time (ms).
+func (k Keys) ActiveRuns() string { return k.base() + "runs:active" }
+
+// AllRuns is the sorted set of every run id scored by creation time (ms).
+func (k Keys) AllRuns() string { return k.base() + "runs:all" }
+
+// WorkflowRuns is the sorted set of one workflow's run ids scored by creation time (ms).
+func (k Keys) WorkflowRuns(name string) string { return k.base() + "wf:{" + name + "}:runs" }
+
+// Timers is the sorted set of durable timers (member TimerMember, score due time in ms).
+func (k Keys) Timers() string { return k.base() + "timers" }
+
+// Workflows is the sorted set of registered workflow names scored by first registration (ms).
+func (k Keys) Workflows() string { return k.base() + "workflows" }
+
+// WorkflowVersions is the hash of one workflow's versions (field version number → definition JSON).
+func (k Keys) WorkflowVersions(name string) string { return k.base() + "wf:{" + name + "}:versions" }
+
+// WorkflowMeta is the hash of one workflow's metadata (latest, created, updated).
+func (k Keys) WorkflowMeta(name string) string { return k.base() + "wf:{" + name + "}:meta" }
+
+// Workers is the hash of live workers (field worker id → JSON status).
+func (k Keys) Workers() string { return k.base() + "workers" }
+
+// NodeField is the field of a node instance in the Nodes and Outputs hashes:
+// the node id for instance 0, "id#i" for fan-out instances i > 0.
+func NodeField(node string, inst int) string {
+	if inst == 0 {
+		return node
+	}
+	return node + "#" + strconv.Itoa(inst)
+}
+
+// ParseNodeField splits a NodeField back into node id and instance.
+func ParseNodeField(f string) (node string, inst int) {
+	i := strings.LastIndexByte(f, '#')
+	if i < 0 {
+		return f, 0
+	}
+	n, err := strconv.Atoi(f[i+1:])
+	if err != nil {
+		return f, 0
+	}
+	return f[:i], n
+}

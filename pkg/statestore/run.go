@@ -1,0 +1,159 @@
+package statestore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// HistoryCap bounds the run history list.
+const HistoryCap = 1000
+
+// Run hash field names.
+const (
+	FieldWorkflow    = "wf"
+	FieldVersion     = "ver"
+	FieldStatus      = "status"
+	FieldInput       = "input"
+	FieldCreated     = "created"
+	FieldStarted     = "started"
+	FieldFinished    = "finished"
+	FieldError       = "error"
+	FieldSeq         = "seq"
+	FieldPaused      = "paused"
+	FieldRequestedBy = "by"
+)
+
+// RunWrite is one fenced, atomic change to one run: the effects of one batch.
+type RunWrite struct {
+	Run string
+	// Fence is the token obtained with the run's lock; the write is refused
+	// if the stored fence moved on (another holder took the lock).
+	Fence int64
+	// Create refuses the write if the run already exists (first start only).
+	Create bool
+	// RunFields, Nodes and Outputs are HSET into the run, nodes and outputs hashes.
+	RunFields map[string]string
+	Nodes     map[string][]byte
+	Outputs   map[string][]byte
+	// ClearOutputs are output fields to delete (rerun).
+	ClearOutputs []string
+	// History lines are appended to the capped history list.
+	History []string
+}
+
+// Write outcomes.
+const (
+	WriteApplied = 1
+	WriteStale   = 0 // fence moved on: the writer no longer holds the run
+	WriteExists  = 2 // Create on an existing run
+)
+
+// applyScript applies a RunWrite atomically.
+//
+//	KEYS[1] fence  KEYS[2] run  KEYS[3] nodes  KEYS[4] outputs  KEYS[5] history
+//	ARGV[1] fence token  ARGV[2] create (0|1)  ARGV[3] history cap
+//	ARGV[4..8] counts: run field pairs, node pairs, output pairs, cleared outputs, history lines
+//	ARGV[9..] the pairs and lists, in that order
+//	returns 1 applied, 0 stale fence, 2 create refused (run exists)
+//
+// Idempotent: every write is an overwrite of the same values, and a replay
+// after success is either applied again identically or refused by Create.
+var applyScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+local pos = 9
+local function hset(key, pairs)
+  local i = 0
+  while i < pairs do
+    local n = math.min(pairs - i, 500)
+    local args = {}
+    for j = 0, n - 1 do
+      args[#args + 1] = ARGV[pos + 2 * (i + j)]
+      args[#args + 1] = ARGV[pos + 2 * (i + j) + 1]
+    end
+    redis.call('HSET', key, unpack(args))
+    i = i + n
+  end
+  pos = pos + 2 * pairs
+end
+hset(KEYS[2], tonumber(ARGV[4]))
+hset(KEYS[3], tonumber(ARGV[5]))
+hset(KEYS[4], tonumber(ARGV[6]))
+for i = 1, tonumber(ARGV[7]) do
+  redis.call('HDEL', KEYS[4], ARGV[pos]); pos = pos + 1
+end
+local h = tonumber(ARGV[8])
+for i = 1, h do
+  redis.call('RPUSH', KEYS[5], ARGV[pos]); pos = pos + 1
+end
+if h > 0 then redis.call('LTRIM', KEYS[5], -tonumber(ARGV[3]), -1) end
+return 1
+`)
+
+// QueueWrite adds w to pipe; the returned command yields a Write outcome
+// once the pipeline has run.
+func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) *redis.Cmd {
+	keys := []string{k.Fence(w.Run), k.Run(w.Run), k.Nodes(w.Run), k.Outputs(w.Run), k.History(w.Run)}
+	args := make([]any, 0, 8+2*(len(w.RunFields)+len(w.Nodes)+len(w.Outputs))+len(w.ClearOutputs)+len(w.History))
+	args = append(args, strconv.FormatInt(w.Fence, 10), boolArg(w.Create), HistoryCap,
+		len(w.RunFields), len(w.Nodes), len(w.Outputs), len(w.ClearOutputs), len(w.History))
+	for f, v := range w.RunFields {
+		args = append(args, f, v)
+	}
+	for f, v := range w.Nodes {
+		args = append(args, f, v)
+	}
+	for f, v := range w.Outputs {
+		args = append(args, f, v)
+	}
+	for _, f := range w.ClearOutputs {
+		args = append(args, f)
+	}
+	for _, h := range w.History {
+		args = append(args, h)
+	}
+	return applyScript.EvalSha(ctx, pipe, keys, args...)
+}
+
+// LoadScripts makes sure the server knows every script, so that EvalSha in
+// pipelines never meets NOSCRIPT (call at start-up and after a Redis restart).
+func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
+	for _, s := range []*redis.Script{applyScript, claimScript, heartbeatScript, releaseScript} {
+		if err := s.Load(ctx, rdb).Err(); err != nil {
+			return fmt.Errorf("load redis scripts: %w", err)
+		}
+	}
+	return nil
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// StoredRun is a run as read back from Redis.
+type StoredRun struct {
+	Fields  map[string]string
+	Nodes   map[string]string
+	Outputs map[string]string
+}
+
+// Exists reports whether the run record was found.
+func (s StoredRun) Exists() bool { return len(s.Fields) > 0 }
+
+// LoadRun reads a run's hashes in one round trip.
+func (k Keys) LoadRun(ctx context.Context, rdb redis.Cmdable, run string) (StoredRun, error) {
+	pipe := rdb.Pipeline()
+	f := pipe.HGetAll(ctx, k.Run(run))
+	n := pipe.HGetAll(ctx, k.Nodes(run))
+	o := pipe.HGetAll(ctx, k.Outputs(run))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return StoredRun{}, fmt.Errorf("load run %s: %w", run, err)
+	}
+	return StoredRun{Fields: f.Val(), Nodes: n.Val(), Outputs: o.Val()}, nil
+}

@@ -1,0 +1,121 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// Apply handles one event, mutating r and appending what must follow to eff.
+// Handling the same event twice leaves the same state: results for attempts
+// that are not current and timers that no longer match are recorded in
+// eff.History and otherwise ignored.
+func (r *Run) Apply(ev Event, eff *Effects) {
+	switch e := ev.(type) {
+	case Start:
+		r.start(e, eff)
+	case Result:
+		r.result(e, eff)
+	case Timer:
+		r.timer(e, eff)
+	case Control:
+		r.control(e, eff)
+	}
+}
+
+func (r *Run) start(e Start, eff *Effects) {
+	if r.Status != runstate.RunPending {
+		eff.History = append(eff.History, "duplicate start ignored")
+		return
+	}
+	eff.Created = true
+	r.setStatus(runstate.RunRunning, "", e.Now, eff)
+	r.StartedAt = e.Now
+	if t := r.Plan.Graph.Def.Timeout; t > 0 {
+		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerRunDeadline, At: e.Now + ms(t)})
+	}
+	for i := range r.Nodes {
+		r.touch(i, eff) // every record is new
+	}
+	var ready []int
+	for i, n := range r.Nodes {
+		if n.ParentsLeft == 0 && n.State == runstate.NodePending {
+			ready = append(ready, i)
+		}
+	}
+	r.evaluate(ready, e.Now, eff)
+	r.maybeFinish(e.Now, eff)
+}
+
+// setStatus changes the run status and records the change.
+func (r *Run) setStatus(s runstate.RunStatus, detail string, now int64, eff *Effects) {
+	if r.Status == s {
+		return
+	}
+	r.Status = s
+	eff.RunChanged, eff.rChange = true, true
+	if s.Terminal() {
+		r.FinishedAt = now
+		r.Error = detail
+	}
+}
+
+// touch marks node i changed.
+func (r *Run) touch(i int, eff *Effects) { eff.touch(i) }
+
+// transition moves node i to state s and records the change.
+func (r *Run) transition(i int, s runstate.NodeState, detail string, now int64, eff *Effects) {
+	n := &r.Nodes[i]
+	wasTerminal := n.State.Terminal()
+	if n.State == runstate.NodeFailed {
+		r.failed--
+	}
+	n.State = s
+	if s == runstate.NodeFailed {
+		r.failed++
+	}
+	switch {
+	case s.Terminal() && !wasTerminal:
+		r.unfinished--
+	case !s.Terminal() && wasTerminal:
+		r.unfinished++
+	}
+	r.touch(i, eff)
+	eff.Changes = append(eff.Changes, Change{Node: i, Attempt: n.Attempt, State: s, Detail: detail, Worker: n.Worker, At: now})
+}
+
+// maybeFinish ends the run when no node can make progress.
+func (r *Run) maybeFinish(now int64, eff *Effects) {
+	if r.unfinished > 0 || r.Status.Terminal() {
+		return
+	}
+	switch {
+	case r.Status == runstate.RunCancelling:
+		r.setStatus(runstate.RunCancelled, "cancelled", now, eff)
+	case r.failed > 0:
+		r.setStatus(runstate.RunFailed, r.failureSummary(), now, eff)
+	default:
+		r.setStatus(runstate.RunSucceeded, "", now, eff)
+	}
+}
+
+func (r *Run) failureSummary() string {
+	for i, n := range r.Nodes {
+		if n.State == runstate.NodeFailed {
+			if r.failed == 1 {
+				return fmt.Sprintf("node %s failed: %s", r.NodeID(i), n.Error)
+			}
+			return fmt.Sprintf("%d nodes failed; first: node %s: %s", r.failed, r.NodeID(i), n.Error)
+		}
+	}
+	return ""
+}
+
+// Reject records a run whose start was refused (its input did not match the
+// workflow's inputs): every node is cancelled and the run fails with msg.
+func (r *Run) Reject(msg string, now int64, eff *Effects) {
+	eff.Created = true
+	r.Status = runstate.RunRunning
+	r.stopAll(runstate.NodeCancelled, "run rejected", now, eff)
+	r.setStatus(runstate.RunFailed, msg, now, eff)
+}

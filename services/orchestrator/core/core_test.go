@@ -1,0 +1,234 @@
+package core
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDiamondRunsToSuccess(t *testing.T) {
+	t.Parallel()
+	r, eff := newTestRun(t, node("A"), node("B", "A"), node("C", "A"), node("D", "B", "C"))
+	require.Equal(t, []string{"A"}, dispatched(r, eff))
+	require.ElementsMatch(t, []string{"B", "C"}, dispatched(r, complete(r, "A", `{"v":1}`)))
+	require.Empty(t, dispatched(r, complete(r, "B", `"b"`)))
+	require.Equal(t, []string{"D"}, dispatched(r, complete(r, "C", `"c"`)))
+	eff = complete(r, "D", `"d"`)
+	require.Equal(t, runstate.RunSucceeded, r.Status)
+	require.True(t, eff.RunStatusChanged())
+}
+
+func TestDuplicateResultIsIgnored(t *testing.T) {
+	t.Parallel()
+	r, _ := newTestRun(t, node("A"), node("B", "A"))
+	require.Equal(t, []string{"B"}, dispatched(r, complete(r, "A", `1`)))
+	eff := &Effects{}
+	r.Apply(Result{Now: 3000, Node: "A", Attempt: 1, Status: ResultSucceeded, Output: json.RawMessage(`2`)}, eff)
+	require.Empty(t, eff.Dispatches)
+	require.Empty(t, eff.Nodes)
+	require.Len(t, eff.History, 1)
+	require.JSONEq(t, `1`, string(r.Outputs[r.Index("A")]))
+}
+
+func TestTemplatesResolveFromUpstreamOutputs(t *testing.T) {
+	t.Parallel()
+	join := dag.Node{ID: "D", Handler: "noop", DependsOn: []string{"B", "C"},
+		Config: json.RawMessage(`{"both":"<< B.result >> and << C.result >>","b":"<< B >>","who":"<< input.who >>"}`)}
+	r, _ := newTestRun(t, node("B"), node("C"), join)
+	complete(r, "B", `{"result":"x"}`)
+	eff := complete(r, "C", `{"result":"y"}`)
+	require.Len(t, eff.Dispatches, 1)
+	require.JSONEq(t, `{"both":"x and y","b":{"result":"x"},"who":"world"}`, string(eff.Dispatches[0].Config))
+}
+
+func TestShellTemplatesAreQuoted(t *testing.T) {
+	t.Parallel()
+	sh := dag.Node{ID: "B", Handler: "shell", DependsOn: []string{"A"},
+		Config: json.RawMessage(`{"command":"echo << A.v >>"}`)}
+	r, _ := newTestRun(t, node("A"), sh)
+	eff := complete(r, "A", `{"v":"; touch /tmp/x << A.v >>"}`)
+	require.Len(t, eff.Dispatches, 1)
+	var cfg struct{ Command string }
+	require.NoError(t, json.Unmarshal(eff.Dispatches[0].Config, &cfg))
+	require.Equal(t, `echo '; touch /tmp/x << A.v >>'`, cfg.Command)
+}
+
+func TestMissingTemplateKeyFailsNode(t *testing.T) {
+	t.Parallel()
+	b := dag.Node{ID: "B", Handler: "noop", DependsOn: []string{"A"}, Config: json.RawMessage(`{"x":"<< A.nope >>"}`)}
+	r, _ := newTestRun(t, node("A"), b)
+	complete(r, "A", `{"v":1}`)
+	require.Equal(t, runstate.NodeFailed, state(r, "B"))
+	require.Contains(t, r.Nodes[1].Error, "node B")
+	require.Contains(t, r.Nodes[1].Error, "nope")
+	require.Equal(t, runstate.RunFailed, r.Status)
+}
+
+func TestRetryWaitsOnDurableTimer(t *testing.T) {
+	t.Parallel()
+	a := node("A")
+	a.Retry = &dag.RetryPolicy{MaxAttempts: 2, InitialInterval: dag.Duration(time.Second)}
+	r, _ := newTestRun(t, a)
+	eff := failNode(r, "A", false)
+	require.Equal(t, runstate.NodeRetryWait, state(r, "A"))
+	require.Len(t, eff.Timers, 1)
+	require.Equal(t, TimerRetry, eff.Timers[0].Kind)
+	require.Equal(t, int64(3000), eff.Timers[0].At)
+
+	eff = &Effects{}
+	r.Apply(Timer{Now: 3000, Kind: TimerRetry, Node: "A", Attempt: 1}, eff)
+	require.Len(t, eff.Dispatches, 1)
+	require.Equal(t, 2, eff.Dispatches[0].Attempt)
+	r.Apply(Timer{Now: 3001, Kind: TimerRetry, Node: "A", Attempt: 1}, eff) // duplicate timer
+	require.Len(t, eff.Dispatches, 1)
+
+	failNode(r, "A", false)
+	require.Equal(t, runstate.NodeFailed, state(r, "A"))
+	require.Equal(t, runstate.RunFailed, r.Status)
+}
+
+func TestPermanentFailureSkipsRetries(t *testing.T) {
+	t.Parallel()
+	a := node("A")
+	a.Retry = &dag.RetryPolicy{MaxAttempts: 5}
+	r, _ := newTestRun(t, a, node("B", "A"))
+	failNode(r, "A", true)
+	require.Equal(t, runstate.NodeFailed, state(r, "A"))
+	require.Equal(t, runstate.NodeSkipped, state(r, "B"))
+	require.True(t, r.Nodes[1].UpstreamFailed)
+	require.Equal(t, runstate.RunFailed, r.Status)
+}
+
+func TestTriggerRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		rule     dag.TriggerRule
+		failA    bool
+		wantRuns bool
+	}{
+		{"all_success after success", dag.TriggerAllSuccess, false, true},
+		{"all_success after failure", dag.TriggerAllSuccess, true, false},
+		{"all_done after failure", dag.TriggerAllDone, true, true},
+		{"one_failed after failure", dag.TriggerOneFailed, true, true},
+		{"one_failed after success", dag.TriggerOneFailed, false, false},
+		{"none_failed after failure", dag.TriggerNoneFailed, true, false},
+		{"one_success after failure", dag.TriggerOneSuccess, true, true}, // B succeeds
+		{"all_failed after success", dag.TriggerAllFailed, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := node("C", "A", "B")
+			c.TriggerRule = tc.rule
+			r, _ := newTestRun(t, node("A"), node("B"), c)
+			var effs []*Effects
+			if tc.failA {
+				effs = append(effs, failNode(r, "A", true))
+			} else {
+				effs = append(effs, complete(r, "A", `1`))
+			}
+			effs = append(effs, complete(r, "B", `2`))
+			ran := false
+			for _, e := range effs {
+				for _, id := range dispatched(r, e) {
+					ran = ran || id == "C"
+				}
+			}
+			require.Equal(t, tc.wantRuns, ran)
+			if !tc.wantRuns {
+				require.Equal(t, runstate.NodeSkipped, state(r, "C"))
+			}
+		})
+	}
+}
+
+func TestWhenFalseSkipsAndRunSucceeds(t *testing.T) {
+	t.Parallel()
+	b := node("B", "A")
+	b.When = "A.n > 5"
+	r, _ := newTestRun(t, node("A"), b, node("C", "B"))
+	complete(r, "A", `{"n":3}`)
+	require.Equal(t, runstate.NodeSkipped, state(r, "B"))
+	require.True(t, r.Nodes[1].WhenSkipped)
+	require.Equal(t, runstate.NodeSkipped, state(r, "C"))
+	require.Equal(t, runstate.RunSucceeded, r.Status)
+}
+
+func TestDeadlineFailsSilentAttempt(t *testing.T) {
+	t.Parallel()
+	a := node("A")
+	a.Timeout = dag.Duration(2 * time.Second)
+	r, eff := newTestRun(t, a)
+	require.Len(t, eff.Timers, 1)
+	require.Equal(t, TimerDeadline, eff.Timers[0].Kind)
+	at := eff.Timers[0].At
+	eff = &Effects{}
+	r.Apply(Timer{Now: at, Kind: TimerDeadline, Node: "A", Attempt: 1}, eff)
+	require.Equal(t, runstate.NodeFailed, state(r, "A"))
+	require.Contains(t, r.Nodes[0].Error, "timed out")
+}
+
+func TestCancelStopsEverything(t *testing.T) {
+	t.Parallel()
+	r, _ := newTestRun(t, node("A"), node("B", "A"))
+	eff := &Effects{}
+	r.Apply(Control{Now: 1500, Action: ControlCancel}, eff)
+	require.Equal(t, runstate.RunCancelled, r.Status)
+	require.Equal(t, runstate.NodeCancelled, state(r, "A"))
+	require.Equal(t, runstate.NodeCancelled, state(r, "B"))
+	eff = complete(r, "A", `1`) // late result after cancel
+	require.Empty(t, eff.Dispatches)
+	require.Equal(t, runstate.NodeCancelled, state(r, "A"))
+}
+
+func TestRetryControlRerunsOnlyFailedAndSkipped(t *testing.T) {
+	t.Parallel()
+	r, _ := newTestRun(t, node("A"), node("B", "A"), node("C", "B"), node("X"))
+	complete(r, "A", `1`)
+	complete(r, "X", `1`)
+	failNode(r, "B", true)
+	require.Equal(t, runstate.RunFailed, r.Status)
+	eff := &Effects{}
+	r.Apply(Control{Now: 5000, Action: ControlRetry}, eff)
+	require.Equal(t, []string{"B"}, dispatched(r, eff))
+	require.Equal(t, runstate.NodePending, state(r, "C"))
+	require.Equal(t, runstate.NodeSucceeded, state(r, "A"))
+	require.Equal(t, 2, r.Nodes[1].Attempt)
+	complete(r, "B", `2`)
+	complete(r, "C", `3`)
+	require.Equal(t, runstate.RunSucceeded, r.Status)
+}
+
+func TestRerunFromResetsDownstream(t *testing.T) {
+	t.Parallel()
+	r, _ := newTestRun(t, node("A"), node("B", "A"), node("C", "B"))
+	complete(r, "A", `1`)
+	complete(r, "B", `2`)
+	complete(r, "C", `3`)
+	eff := &Effects{}
+	r.Apply(Control{Now: 5000, Action: ControlRerunFrom, Node: "B"}, eff)
+	require.Equal(t, []string{"B"}, dispatched(r, eff))
+	require.Nil(t, r.Outputs[r.Index("C")])
+	require.NotNil(t, r.Outputs[r.Index("A")])
+}
+
+func TestRejectedInputFailsRun(t *testing.T) {
+	t.Parallel()
+	def := &dag.Definition{Name: "test", Inputs: map[string]dag.InputSpec{"x": {Required: true}}, Nodes: []dag.Node{node("A")}}
+	g, err := dag.Compile(def)
+	require.NoError(t, err)
+	p, err := NewPlan(g)
+	require.NoError(t, err)
+	r, err := NewRun("r1", 1, p, nil, 1)
+	require.ErrorContains(t, err, `missing required input "x"`)
+	eff := &Effects{}
+	r.Reject(err.Error(), 1, eff)
+	require.Equal(t, runstate.RunFailed, r.Status)
+	require.True(t, eff.Created)
+	require.Len(t, eff.Nodes, 1)
+}

@@ -1,0 +1,166 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/template"
+	"github.com/expr-lang/expr"
+)
+
+// launch starts node i whose trigger rule fired: it evaluates `when`, then
+// queues the first attempt. It reports whether the node ended up terminal
+// instead (skipped by `when`, or failed to evaluate).
+func (r *Run) launch(i int, now int64, eff *Effects) (terminal bool) {
+	ok, err := r.evalWhen(i)
+	if err != nil {
+		r.fail(i, err.Error(), now, eff)
+		return true
+	}
+	if !ok {
+		r.Nodes[i].WhenSkipped = true
+		r.skipNode(i, false, "when condition is false", now, eff)
+		return true
+	}
+	return !r.queue(i, now, eff)
+}
+
+// queue dispatches the next attempt of node i. It reports false when the
+// node failed instead (a template could not be resolved).
+func (r *Run) queue(i int, now int64, eff *Effects) bool {
+	n := &r.Nodes[i]
+	node := r.Plan.Graph.Def.Nodes[i]
+	cfg, err := r.resolveConfig(i)
+	n.Attempt++
+	if err != nil {
+		r.fail(i, err.Error(), now, eff)
+		return false
+	}
+	n.QueuedAt, n.StartedAt, n.FinishedAt, n.Worker, n.RetryAt, n.Deadline = now, 0, 0, "", 0, 0
+	if node.Timeout > 0 {
+		n.Deadline = now + ms(node.Timeout) + DeadlineGrace.Milliseconds()
+		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Attempt: n.Attempt, At: n.Deadline})
+	}
+	r.transition(i, runstate.NodeQueued, "", now, eff)
+	eff.Dispatches = append(eff.Dispatches, Dispatch{
+		Node: i, Count: 1, Attempt: n.Attempt, Handler: node.Handler, Config: cfg,
+		IdempotencyKey:   IdempotencyKey(r.ID, node.ID, 0, n.Attempt),
+		TimeoutMs:        ms(node.Timeout),
+		HeartbeatTimeout: ms(cmpDuration(node.HeartbeatTimeout, DefaultHeartbeatTimeout)),
+	})
+	return true
+}
+
+// fail moves node i to failed with a permanent error.
+func (r *Run) fail(i int, msg string, now int64, eff *Effects) {
+	n := &r.Nodes[i]
+	n.Error, n.FinishedAt = msg, now
+	r.transition(i, runstate.NodeFailed, msg, now, eff)
+}
+
+// IdempotencyKey is stable per (run, node, instance, attempt).
+func IdempotencyKey(run, node string, inst, attempt int) string {
+	return run + ":" + node + ":" + strconv.Itoa(inst) + ":" + strconv.Itoa(attempt)
+}
+
+// scope builds the template scope of node i: input, run, and the outputs of
+// the nodes its templates reference.
+func (r *Run) scope(refs []string, decode func(json.RawMessage) any) template.MapScope {
+	s := template.MapScope{
+		"input": decode(r.Input),
+		"run":   map[string]any{"id": r.ID, "workflow": r.Workflow, "version": r.Version},
+	}
+	for _, name := range refs {
+		if j := r.Index(name); j >= 0 && r.Outputs[j] != nil {
+			s[name] = decode(r.Outputs[j])
+		}
+	}
+	return s
+}
+
+// resolveConfig returns node i's config with every template resolved. In a
+// shell node's command every substituted value is shell-quoted.
+func (r *Run) resolveConfig(i int) (json.RawMessage, error) {
+	node := r.Plan.Graph.Def.Nodes[i]
+	pn := r.Plan.nodes[i]
+	if !pn.hasTmpl {
+		return orNull(node.Config), nil
+	}
+	scope := r.scope(r.Plan.Graph.Refs[i], decodeJSON)
+	cfg, command, isShell := pn.config, "", false
+	if m, ok := cfg.(map[string]any); ok && node.Handler == "shell" {
+		command, isShell = m["command"].(string)
+		if isShell {
+			cfg = without(m, "command")
+		}
+	}
+	out, err := template.Resolve(cfg, scope)
+	if err != nil {
+		return nil, templateErr(node.ID, err)
+	}
+	if isShell {
+		quoted, err := template.ResolveShell(command, scope)
+		if err != nil {
+			return nil, templateErr(node.ID, err)
+		}
+		out.(map[string]any)["command"] = quoted
+	}
+	return json.Marshal(out)
+}
+
+func templateErr(node string, err error) error {
+	var te *template.Error
+	if errors.As(err, &te) {
+		return fmt.Errorf("node %s: %w", node, te)
+	}
+	return fmt.Errorf("node %s: template: %w", node, err)
+}
+
+// without returns a shallow copy of m without key k. The shell command is
+// resolved on its own, with quoting, and never passes through Resolve: a
+// substituted value could otherwise be read as a template.
+func without(m map[string]any, k string) map[string]any {
+	c := make(map[string]any, len(m))
+	for key, val := range m {
+		if key != k {
+			c[key] = val
+		}
+	}
+	return c
+}
+
+// evalWhen evaluates node i's `when` over its inputs and upstream outputs.
+func (r *Run) evalWhen(i int) (bool, error) {
+	pn := r.Plan.nodes[i]
+	if pn.when == nil {
+		return true, nil
+	}
+	s := r.scope(pn.whenNames, decodeForExpr)
+	env := map[string]any(s)
+	out, err := expr.Run(pn.when, env)
+	if err != nil {
+		return false, fmt.Errorf("node %s: when %q: %w", r.NodeID(i), r.Plan.Graph.Def.Nodes[i].When, err)
+	}
+	b, _ := out.(bool)
+	return b, nil
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+func ms(d dag.Duration) int64 { return int64(d) / 1e6 }
+
+func cmpDuration(d dag.Duration, def interface{ Milliseconds() int64 }) dag.Duration {
+	if d > 0 {
+		return d
+	}
+	return dag.Duration(def.Milliseconds() * 1e6)
+}

@@ -1,0 +1,95 @@
+package core
+
+import (
+	"encoding/json"
+
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// Effects is what the shell must do after Apply: persist, then publish.
+// Effects accumulate over several Apply calls of one batch.
+type Effects struct {
+	// RunChanged says the run's own fields (status, times, error, seq) changed.
+	RunChanged bool
+	// Created says the run was started in this batch (its record does not exist yet).
+	Created bool
+	// Nodes lists positions whose records changed (each at most once).
+	Nodes []int
+	// Outputs lists positions whose outputs were set (each at most once).
+	Outputs []int
+	// ClearedOutputs lists positions whose outputs were removed (rerun).
+	ClearedOutputs []int
+	// Dispatches are attempts to send to workers, after persisting.
+	Dispatches []Dispatch
+	// Timers are durable timers to arm.
+	Timers []TimerArm
+	// Changes are node transitions to publish on workflow.events.
+	Changes []Change
+	// History records notable events that did not change state (late results...).
+	History []string
+
+	dirty   map[int]bool
+	outSet  map[int]bool
+	rChange bool // run status changed (publish run_status)
+}
+
+// RunStatusChanged reports whether the run's status changed in this batch.
+func (e *Effects) RunStatusChanged() bool { return e.rChange }
+
+// Empty reports whether there is nothing to persist or publish.
+func (e *Effects) Empty() bool {
+	return !e.RunChanged && len(e.Nodes) == 0 && len(e.Dispatches) == 0 && len(e.History) == 0 && len(e.Timers) == 0
+}
+
+// Dispatch is one attempt to send to a worker.
+type Dispatch struct {
+	Node             int
+	Instance         int
+	Count            int
+	Attempt          int
+	Handler          string
+	Config           json.RawMessage
+	IdempotencyKey   string
+	TimeoutMs        int64
+	HeartbeatTimeout int64
+}
+
+// TimerArm is a durable timer to arm at At (Unix ms).
+type TimerArm struct {
+	Kind     TimerKind
+	Node     string
+	Instance int
+	Attempt  int
+	At       int64
+}
+
+// Change is one node transition.
+type Change struct {
+	Node     int
+	Instance int
+	Attempt  int
+	State    runstate.NodeState
+	Detail   string
+	Worker   string
+	At       int64
+}
+
+func (e *Effects) touch(i int) {
+	if e.dirty == nil {
+		e.dirty = map[int]bool{}
+	}
+	if !e.dirty[i] {
+		e.dirty[i] = true
+		e.Nodes = append(e.Nodes, i)
+	}
+}
+
+func (e *Effects) setOutput(i int) {
+	if e.outSet == nil {
+		e.outSet = map[int]bool{}
+	}
+	if !e.outSet[i] {
+		e.outSet[i] = true
+		e.Outputs = append(e.Outputs, i)
+	}
+}

@@ -1,0 +1,79 @@
+package core
+
+import "encoding/json"
+
+// Event is something that happened to a run. Every event carries Now, the
+// time (Unix ms) at which the shell handles it.
+type Event interface{ at() int64 }
+
+// Start begins a run created by NewRun.
+type Start struct{ Now int64 }
+
+// ResultStatus is what a worker reports about an attempt.
+type ResultStatus int
+
+// Result statuses.
+const (
+	ResultRunning ResultStatus = iota + 1
+	ResultSucceeded
+	ResultFailed
+)
+
+// Result is a worker's report about one attempt.
+type Result struct {
+	Now        int64
+	Node       string
+	Instance   int
+	Attempt    int
+	Status     ResultStatus
+	Output     json.RawMessage
+	Error      string
+	Permanent  bool
+	Worker     string
+	StartedAt  int64
+	FinishedAt int64
+}
+
+// TimerKind says what a durable timer is for.
+type TimerKind int
+
+// Timer kinds.
+const (
+	TimerRetry TimerKind = iota + 1
+	TimerDeadline
+	TimerRunDeadline
+)
+
+// Timer is a durable timer that came due.
+type Timer struct {
+	Now      int64
+	Kind     TimerKind
+	Node     string
+	Instance int
+	Attempt  int
+}
+
+// ControlAction is a user's request to change a run's course.
+type ControlAction int
+
+// Control actions.
+const (
+	ControlCancel ControlAction = iota + 1
+	ControlRetry
+	ControlRerunFrom
+	ControlPause
+	ControlResume
+)
+
+// Control is a user's request.
+type Control struct {
+	Now    int64
+	Action ControlAction
+	Node   string
+	Reason string
+}
+
+func (e Start) at() int64   { return e.Now }
+func (e Result) at() int64  { return e.Now }
+func (e Timer) at() int64   { return e.Now }
+func (e Control) at() int64 { return e.Now }

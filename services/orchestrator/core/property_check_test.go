@@ -1,0 +1,121 @@
+package core
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// step applies ev, mirrors the effects into the simulated store and world,
+// and checks every invariant.
+func (s *sim) step(ev Event) error {
+	eff := &Effects{}
+	s.r.Apply(ev, eff)
+	for _, i := range eff.Nodes {
+		s.persisted[i] = s.r.Nodes[i]
+	}
+	for _, i := range eff.Outputs {
+		s.outputs[i] = s.r.Outputs[i]
+	}
+	if !reflect.DeepEqual(s.persisted, s.r.Nodes) {
+		return fmt.Errorf("after %T: a changed node record was not listed in Effects.Nodes", ev)
+	}
+	for _, d := range eff.Dispatches {
+		if err := s.checkDispatch(d); err != nil {
+			return err
+		}
+		s.inflight = append(s.inflight, d)
+	}
+	s.timers = append(s.timers, eff.Timers...)
+	for _, c := range eff.Changes {
+		if c.State.Terminal() {
+			s.terminal[c.Node]++
+			if s.terminal[c.Node] > 1 {
+				return fmt.Errorf("node %s reached a terminal state twice", s.r.NodeID(c.Node))
+			}
+		}
+	}
+	return s.checkState()
+}
+
+// checkDispatch verifies the dispatched node's trigger rule held, by an
+// oracle independent of the core's counters.
+func (s *sim) checkDispatch(d Dispatch) error {
+	g := s.r.Plan.Graph
+	id := s.r.NodeID(d.Node)
+	// An attempt the orchestrator gave up on (timed out) may still be running
+	// somewhere; a new dispatch must carry a higher attempt number.
+	for _, f := range s.inflight {
+		if f.Node == d.Node && f.Attempt >= d.Attempt {
+			return fmt.Errorf("node %s attempt %d dispatched while attempt %d is in flight", id, d.Attempt, f.Attempt)
+		}
+	}
+	var succ, failed, done int
+	for _, p := range g.Parents[d.Node] {
+		n := s.r.Nodes[p]
+		if n.State.Terminal() {
+			done++
+		}
+		if n.State == runstate.NodeSucceeded {
+			succ++
+		}
+		if n.State == runstate.NodeFailed || n.State == runstate.NodeSkipped && n.UpstreamFailed {
+			failed++
+		}
+	}
+	total := len(g.Parents[d.Node])
+	ok := map[dag.TriggerRule]bool{
+		"": succ == total, dag.TriggerAllSuccess: succ == total, dag.TriggerAllDone: done == total,
+		dag.TriggerOneSuccess: succ > 0, dag.TriggerOneFailed: failed > 0,
+		dag.TriggerNoneFailed: done == total && failed == 0, dag.TriggerAllFailed: done == total && failed == total,
+	}[g.Def.Nodes[d.Node].TriggerRule]
+	if total > 0 && !ok {
+		return fmt.Errorf("node %s dispatched before its trigger rule %q held", id, g.Def.Nodes[d.Node].TriggerRule)
+	}
+	if g.Def.Nodes[d.Node].When == "false" {
+		return fmt.Errorf("node %s dispatched although its when is false", id)
+	}
+	return nil
+}
+
+// checkState verifies the derived counters and outputs.
+func (s *sim) checkState() error {
+	g := s.r.Plan.Graph
+	for i, n := range s.r.Nodes {
+		left := 0
+		for _, p := range g.Parents[i] {
+			if !s.r.Nodes[p].State.Terminal() {
+				left++
+			}
+		}
+		if n.ParentsLeft != left {
+			return fmt.Errorf("node %s parents_left=%d, want %d", s.r.NodeID(i), n.ParentsLeft, left)
+		}
+		if n.State == runstate.NodeSucceeded && s.r.Outputs[i] == nil {
+			return fmt.Errorf("node %s succeeded without output", s.r.NodeID(i))
+		}
+	}
+	return nil
+}
+
+// checkFinal verifies the run ended and its status matches its nodes.
+func (s *sim) checkFinal() error {
+	if !s.r.Status.Terminal() {
+		return fmt.Errorf("quiescent but run is %s", s.r.Status)
+	}
+	failed := 0
+	for i, n := range s.r.Nodes {
+		if !n.State.Terminal() {
+			return fmt.Errorf("run %s but node %s is %s", s.r.Status, s.r.NodeID(i), n.State)
+		}
+		if n.State == runstate.NodeFailed {
+			failed++
+		}
+	}
+	if (failed > 0) != (s.r.Status == runstate.RunFailed) {
+		return fmt.Errorf("run %s with %d failed nodes", s.r.Status, failed)
+	}
+	return nil
+}

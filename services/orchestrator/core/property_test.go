@@ -1,0 +1,174 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// TestPropertyRandomDAGs drives random DAGs (up to 200 nodes) through random
+// completion orders, random failures, duplicated and stale results and stale
+// timers, simulated crashes that reload the run from what was persisted, and
+// checks the core's invariants after every step. Seeds are fixed; set
+// BRAID_PROP_SEED to replay one.
+func TestPropertyRandomDAGs(t *testing.T) {
+	t.Parallel()
+	seeds := make([]uint64, 0, 300)
+	if s := os.Getenv("BRAID_PROP_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("BRAID_PROP_SEED: %v", err)
+		}
+		seeds = append(seeds, n)
+	} else {
+		count := uint64(300)
+		if testing.Short() {
+			count = 40
+		}
+		for i := uint64(1); i <= count; i++ {
+			seeds = append(seeds, i)
+		}
+	}
+	for _, seed := range seeds {
+		if err := runProperty(seed); err != nil {
+			t.Fatalf("seed %d (replay with BRAID_PROP_SEED=%d): %v", seed, seed, err)
+		}
+	}
+}
+
+var rules = []dag.TriggerRule{dag.TriggerAllDone, dag.TriggerOneSuccess, dag.TriggerOneFailed, dag.TriggerNoneFailed, dag.TriggerAllFailed}
+
+// randomDefinition builds a random DAG: edges go from lower to higher rank,
+// then definition positions are shuffled.
+func randomDefinition(rng *rand.Rand) *dag.Definition {
+	n := 1 + rng.IntN(200)
+	perm := rng.Perm(n) // rank → position
+	nodes := make([]dag.Node, n)
+	for rank := 0; rank < n; rank++ {
+		nd := dag.Node{ID: fmt.Sprintf("n%d", rank), Handler: "noop"}
+		for k := 0; k < rng.IntN(4) && rank > 0; k++ {
+			dep := fmt.Sprintf("n%d", rank-1-rng.IntN(min(rank, 20)))
+			if !contains(nd.DependsOn, dep) {
+				nd.DependsOn = append(nd.DependsOn, dep)
+			}
+		}
+		if rng.IntN(3) == 0 {
+			nd.TriggerRule = rules[rng.IntN(len(rules))]
+		}
+		if rng.IntN(4) == 0 {
+			nd.Retry = &dag.RetryPolicy{MaxAttempts: 1 + rng.IntN(3), InitialInterval: dag.Duration(time.Duration(rng.IntN(5)) * time.Millisecond)}
+		}
+		if rng.IntN(10) == 0 {
+			nd.Timeout = dag.Duration(time.Second)
+		}
+		if rng.IntN(12) == 0 {
+			nd.When = "false"
+		}
+		nodes[perm[rank]] = nd
+	}
+	return &dag.Definition{Name: "prop", Nodes: nodes}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// sim is the outside world of one property run.
+type sim struct {
+	rng       *rand.Rand
+	r         *Run
+	now       int64
+	inflight  []Dispatch
+	results   []Result // every result sent, for duplicates
+	timers    []TimerArm
+	persisted []runstate.NodeRecord
+	outputs   []json.RawMessage
+	terminal  []int // terminal transitions per node
+}
+
+func runProperty(seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	g, err := dag.Compile(randomDefinition(rng))
+	if err != nil {
+		return fmt.Errorf("compile: %w", err)
+	}
+	p, err := NewPlan(g)
+	if err != nil {
+		return err
+	}
+	r, err := NewRun("run", 1, p, nil, 0)
+	if err != nil {
+		return err
+	}
+	n := len(g.Def.Nodes)
+	s := &sim{rng: rng, r: r, persisted: make([]runstate.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n)}
+	if err := s.step(Start{Now: 0}); err != nil {
+		return err
+	}
+	for steps := 0; steps < 200*n+1000; steps++ {
+		if len(s.inflight) == 0 && len(s.timers) == 0 {
+			return s.checkFinal()
+		}
+		if err := s.step(s.nextEvent()); err != nil {
+			return fmt.Errorf("step %d: %w", steps, err)
+		}
+	}
+	return fmt.Errorf("no quiescence after %d steps", 200*n+1000)
+}
+
+// nextEvent picks what happens next in the world.
+func (s *sim) nextEvent() Event {
+	s.now++
+	if s.rng.IntN(80) == 0 {
+		s.crash()
+	}
+	switch k := s.rng.IntN(20); {
+	case k == 0 && len(s.results) > 0: // duplicate or stale result
+		res := s.results[s.rng.IntN(len(s.results))]
+		res.Now = s.now
+		return res
+	case k < 4 && len(s.timers) > 0 || len(s.inflight) == 0:
+		i := s.rng.IntN(len(s.timers))
+		tm := s.timers[i]
+		s.timers = append(s.timers[:i], s.timers[i+1:]...)
+		return Timer{Now: max(s.now, tm.At), Kind: tm.Kind, Node: tm.Node, Attempt: tm.Attempt}
+	}
+	i := s.rng.IntN(len(s.inflight))
+	d := s.inflight[i]
+	res := Result{Now: s.now, Node: s.r.NodeID(d.Node), Attempt: d.Attempt, Worker: "w"}
+	switch k := s.rng.IntN(10); {
+	case k == 0:
+		res.Status = ResultRunning
+		return res // stays in flight
+	case k < 3:
+		res.Status, res.Error, res.Permanent = ResultFailed, "boom", s.rng.IntN(3) == 0
+	default:
+		res.Status, res.Output = ResultSucceeded, json.RawMessage(fmt.Sprintf(`{"n":%d}`, d.Node))
+	}
+	s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
+	s.results = append(s.results, res)
+	return res
+}
+
+// crash reloads the run from what was persisted, as a new owner would.
+func (s *sim) crash() {
+	old := s.r
+	nodes := append([]runstate.NodeRecord(nil), s.persisted...)
+	outs := append([]json.RawMessage(nil), s.outputs...)
+	r := Restore(old.ID, old.Version, old.Plan, nodes, outs)
+	r.Status, r.Input, r.CreatedAt, r.StartedAt, r.Seq = old.Status, old.Input, old.CreatedAt, old.StartedAt, old.Seq
+	r.FinishedAt, r.Error, r.Paused = old.FinishedAt, old.Error, old.Paused
+	s.r = r
+}

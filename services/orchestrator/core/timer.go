@@ -1,0 +1,60 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// timer handles a due durable timer. A timer that no longer matches the
+// node's current attempt and state is a no-op.
+func (r *Run) timer(e Timer, eff *Effects) {
+	if e.Kind == TimerRunDeadline {
+		r.runDeadline(e.Now, eff)
+		return
+	}
+	i := r.Index(e.Node)
+	if i < 0 {
+		return
+	}
+	n := &r.Nodes[i]
+	if n.Attempt != e.Attempt {
+		return
+	}
+	switch {
+	case e.Kind == TimerRetry && n.State == runstate.NodeRetryWait:
+		if !r.dispatching() {
+			return // a paused run re-queues on resume
+		}
+		if !r.queue(i, e.Now, eff) {
+			r.evaluate(r.finished(i, e.Now, eff, nil), e.Now, eff)
+			r.maybeFinish(e.Now, eff)
+		}
+	case e.Kind == TimerDeadline && n.State.InFlight():
+		t := r.Plan.Graph.Def.Nodes[i].Timeout
+		r.attemptFailed(i, fmt.Sprintf("timed out after %s (no result from the worker)", t), false, e.Now, eff)
+	}
+}
+
+// runDeadline fails a run that outlived its workflow timeout.
+func (r *Run) runDeadline(now int64, eff *Effects) {
+	if r.Status.Terminal() {
+		return
+	}
+	msg := fmt.Sprintf("run timed out after %s", r.Plan.Graph.Def.Timeout)
+	r.stopAll(runstate.NodeCancelled, msg, now, eff)
+	r.setStatus(runstate.RunFailed, msg, now, eff)
+}
+
+// stopAll moves every unfinished node to state s (cancelled): pending nodes
+// never start, in-flight attempts are told to stop through their records.
+func (r *Run) stopAll(s runstate.NodeState, reason string, now int64, eff *Effects) {
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.State.Terminal() {
+			continue
+		}
+		n.Reason, n.FinishedAt, n.Deadline, n.RetryAt = reason, now, 0, 0
+		r.transition(i, s, reason, now, eff)
+	}
+}
