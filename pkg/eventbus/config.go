@@ -1,0 +1,163 @@
+package eventbus
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Defaults applied by Config.withDefaults to zero fields.
+const (
+	DefaultClientID          = "braid"
+	DefaultPartitions        = 6
+	DefaultReplicationFactor = 1
+	DefaultBatchTimeout      = 2 * time.Millisecond
+	DefaultSessionTimeout    = 6 * time.Second
+	DefaultHeartbeatInterval = 1 * time.Second
+	DefaultRebalanceTimeout  = 5 * time.Second
+	DefaultJoinGroupBackoff  = 250 * time.Millisecond
+	DefaultMaxWait           = 250 * time.Millisecond
+	DefaultAdminTimeout      = 10 * time.Second
+	DefaultFetchBuffer       = 64
+)
+
+// maxMessageBytes is the largest record (key + value + headers) a Producer
+// sends: Kafka's default message.max.bytes is 1 MiB plus overhead, and SPEC
+// §6 moves outputs over 256 KiB to Redis.
+const maxMessageBytes = 1 << 20
+
+// topicChars is what Kafka accepts in a topic name.
+var topicChars = regexp.MustCompile(`^[a-zA-Z0-9._-]*$`)
+
+// Config configures producers, consumers and EnsureTopics. The zero value of
+// every field but Brokers means "use the default".
+type Config struct {
+	// Brokers lists bootstrap brokers as host:port. Required.
+	Brokers []string
+	// ClientID names this process to the brokers (logs, quotas). Default "braid".
+	ClientID string
+	// Partitions is the partition count of topics created by EnsureTopics.
+	// Existing topics are left as they are. Default 6.
+	Partitions int
+	// ReplicationFactor of topics created by EnsureTopics. Default 1.
+	ReplicationFactor int
+	// BatchTimeout bounds how long the writer holds an incomplete batch
+	// before sending it. With one record per batch (this package's setting)
+	// no batch is ever incomplete, so it is only a safety bound. Default 2 ms
+	// (kafka-go's own default of 1 s would delay every Publish by a second).
+	BatchTimeout time.Duration
+	// SessionTimeout is how long a consumer may go without a heartbeat before
+	// the group coordinator evicts it and reassigns its partitions. Kafka's
+	// and kfake's minimum is 6 s. Default 6 s.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is how often a consumer heartbeats, and so how soon
+	// it learns that a rebalance started. Must be below SessionTimeout.
+	// Default 1 s.
+	HeartbeatInterval time.Duration
+	// RebalanceTimeout is how long the coordinator waits for members to
+	// rejoin during a rebalance, and how long a member waits for the group
+	// to settle. Default 5 s.
+	RebalanceTimeout time.Duration
+	// JoinGroupBackoff is the pause before retrying a failed group join, and
+	// before a Consumer retries after a fetch error. Default 250 ms.
+	JoinGroupBackoff time.Duration
+	// MaxWait is how long the broker holds a fetch open when no records are
+	// ready (long poll); it also bounds how long Close waits for a fetch in
+	// flight. Default 250 ms.
+	MaxWait time.Duration
+	// AdminTimeout bounds each broker request of EnsureTopics and its wait
+	// for the new topics to show in metadata. Default 10 s.
+	AdminTimeout time.Duration
+	// FetchBuffer is how many messages a Consumer prefetches ahead of Fetch,
+	// in its own buffer and again in kafka-go's queue, so at most about
+	// 2×FetchBuffer records are held in memory. Default 64.
+	FetchBuffer int
+	// Logger receives kafka-go's error log lines (failed dials, retries,
+	// group errors) at level Warn. Default: discarded.
+	Logger *slog.Logger
+	// TopicPrefix is prepended to every topic name on the wire, so tests can
+	// share one broker. Only [a-zA-Z0-9._-]. Default "".
+	TopicPrefix string
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	c.ClientID = cmp.Or(c.ClientID, DefaultClientID)
+	c.Partitions = cmp.Or(c.Partitions, DefaultPartitions)
+	c.ReplicationFactor = cmp.Or(c.ReplicationFactor, DefaultReplicationFactor)
+	c.BatchTimeout = cmp.Or(c.BatchTimeout, DefaultBatchTimeout)
+	c.SessionTimeout = cmp.Or(c.SessionTimeout, DefaultSessionTimeout)
+	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
+	c.RebalanceTimeout = cmp.Or(c.RebalanceTimeout, DefaultRebalanceTimeout)
+	c.JoinGroupBackoff = cmp.Or(c.JoinGroupBackoff, DefaultJoinGroupBackoff)
+	c.MaxWait = cmp.Or(c.MaxWait, DefaultMaxWait)
+	c.AdminTimeout = cmp.Or(c.AdminTimeout, DefaultAdminTimeout)
+	c.FetchBuffer = cmp.Or(c.FetchBuffer, DefaultFetchBuffer)
+	return c
+}
+
+// validate reports every invalid field of a defaulted config.
+func (c Config) validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no brokers"))
+	}
+	for i, b := range c.Brokers {
+		if b == "" {
+			errs = append(errs, fmt.Errorf("broker %d is empty", i))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    any
+		neg  bool
+	}{
+		{"partitions", c.Partitions, c.Partitions < 0},
+		{"replication factor", c.ReplicationFactor, c.ReplicationFactor < 0},
+		{"fetch buffer", c.FetchBuffer, c.FetchBuffer < 0},
+		{"batch timeout", c.BatchTimeout, c.BatchTimeout < 0},
+		{"session timeout", c.SessionTimeout, c.SessionTimeout < 0},
+		{"heartbeat interval", c.HeartbeatInterval, c.HeartbeatInterval < 0},
+		{"rebalance timeout", c.RebalanceTimeout, c.RebalanceTimeout < 0},
+		{"join group backoff", c.JoinGroupBackoff, c.JoinGroupBackoff < 0},
+		{"max wait", c.MaxWait, c.MaxWait < 0},
+		{"admin timeout", c.AdminTimeout, c.AdminTimeout < 0},
+	} {
+		if f.neg {
+			errs = append(errs, fmt.Errorf("%s %v is negative", f.name, f.v))
+		}
+	}
+	if c.HeartbeatInterval >= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("heartbeat interval %s not below session timeout %s", c.HeartbeatInterval, c.SessionTimeout))
+	}
+	if !topicChars.MatchString(c.TopicPrefix) {
+		errs = append(errs, fmt.Errorf("topic prefix %q has characters outside [a-zA-Z0-9._-]", c.TopicPrefix))
+	}
+	return errors.Join(errs...)
+}
+
+// resolve defaults and validates c, naming op in the error.
+func (c Config) resolve(op string) (Config, error) {
+	c = c.withDefaults()
+	if err := c.validate(); err != nil {
+		return c, fmt.Errorf("%s: invalid eventbus config: %w", op, err)
+	}
+	return c, nil
+}
+
+// errorLogger adapts Logger for kafka-go; nil when Logger is nil.
+func (c Config) errorLogger() kafka.Logger {
+	if c.Logger == nil {
+		return nil
+	}
+	l := c.Logger.With("component", "kafka-go")
+	return kafka.LoggerFunc(func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) })
+}
+
+// topic returns the wire name of the logical topic name.
+func (c Config) topic(name string) string { return c.TopicPrefix + name }

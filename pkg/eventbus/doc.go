@@ -1,0 +1,24 @@
+// Package eventbus is Braid's Kafka seam, built on segmentio/kafka-go with
+// the settings that library's defaults get wrong for us (SPEC §12):
+//
+//   - Producer.Publish is synchronous and returns only after every record is
+//     acknowledged by all in-sync replicas (RequiredAcks=RequireAll). Records
+//     are partitioned by key with kafka.Hash, so one run's records stay in
+//     order in one partition. Each record is its own produce request
+//     (BatchSize 1), so a Publish costs about one round trip per partition
+//     and never waits for the writer's batch timer.
+//   - Consumer.Fetch uses FetchMessage, never ReadMessage: nothing is
+//     committed until the caller calls Commit, after the effects of the
+//     messages are stored and their follow-ups published. Delivery is
+//     at-least-once, so every handler must be idempotent.
+//   - Consumer-group timeouts are short (6 s session, 1 s heartbeat, 250 ms
+//     join backoff) so a rebalance after a member leaves or dies takes
+//     seconds, not half a minute.
+//
+// Records carry protobuf values and the headers event-type, schema-version
+// and traceparent (see eventsv1). Records that cannot be decoded are poison:
+// Decode wraps ErrPoison, and Producer.DeadLetter moves them to <topic>.dlq.
+//
+// Every topic name given to this package is logical ("task.dispatch");
+// Config.TopicPrefix is prepended on the wire and stripped from Message.Topic.
+package eventbus

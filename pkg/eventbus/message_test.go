@@ -1,0 +1,95 @@
+package eventbus
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestNewMessageAndDecode(t *testing.T) {
+	t.Parallel()
+	in := &eventsv1.TaskResult{RunId: "r1", NodeId: "n", Attempt: 2, Output: []byte(`{"a":1}`)}
+	m, err := NewMessage(eventsv1.TopicTaskComplete, "r1", in)
+	require.NoError(t, err)
+	require.Equal(t, eventsv1.TopicTaskComplete, m.Topic)
+	require.Equal(t, []byte("r1"), m.Key)
+	require.Equal(t, map[string]string{
+		eventsv1.HeaderEventType: "braid.events.v1.TaskResult", eventsv1.HeaderSchemaVersion: eventsv1.SchemaVersion,
+	}, m.Headers)
+	var out eventsv1.TaskResult
+	require.NoError(t, Decode(m, &out))
+	require.True(t, proto.Equal(in, &out))
+}
+
+func TestDecodePoison(t *testing.T) {
+	t.Parallel()
+	good, err := NewMessage(eventsv1.TopicTaskComplete, "r1", &eventsv1.TaskResult{RunId: "r1"})
+	require.NoError(t, err)
+	noHeader := good
+	noHeader.Headers = nil
+	wrongType := good
+	wrongType.Headers = map[string]string{eventsv1.HeaderEventType: "braid.events.v1.RunEvent"}
+	tests := []struct {
+		name    string
+		input   Message
+		wantErr string
+	}{
+		{"good", good, ""},
+		{"no event-type header", noHeader, ""},
+		{"empty value", Message{Topic: "t"}, ""},
+		{"wrong event-type", wrongType, `event-type "braid.events.v1.RunEvent", want "braid.events.v1.TaskResult"`},
+		{"garbage", Message{Topic: "t", Value: []byte("\xff\xff")}, "decode braid.events.v1.TaskResult topic=t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := Decode(tt.input, &eventsv1.TaskResult{})
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrPoison)
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestKafkaConversionRoundTrip(t *testing.T) {
+	t.Parallel()
+	cfg := Config{TopicPrefix: "p."}
+	m := Message{Topic: "task.dispatch", Key: []byte("k"), Value: []byte("v"), Headers: map[string]string{"a": "1", "b": "2"}}
+	km := cfg.toKafka(m)
+	require.Equal(t, "p.task.dispatch", km.Topic)
+	require.Len(t, km.Headers, 2)
+	km.Partition, km.Offset = 3, 42
+	back := cfg.fromKafka(km)
+	require.Equal(t, "task.dispatch", back.Topic)
+	require.Equal(t, m.Headers, back.Headers)
+	require.Equal(t, 3, back.Partition)
+	require.Equal(t, int64(42), back.Offset)
+	require.Equal(t, km, back.raw)
+	require.Nil(t, cfg.toKafka(Message{Topic: "x"}).Headers)
+	require.Nil(t, cfg.fromKafka(kafka.Message{Topic: "p.x"}).Headers)
+}
+
+// FuzzDecode: Decode never panics, and every failure wraps ErrPoison.
+func FuzzDecode(f *testing.F) {
+	good, err := NewMessage(eventsv1.TopicTaskDispatch, "r", &eventsv1.TaskDispatch{RunId: "r", NodeId: "n"})
+	require.NoError(f, err)
+	f.Add(good.Value, "braid.events.v1.TaskDispatch")
+	f.Add([]byte("\xff\xff"), "")
+	f.Add([]byte{0x0a, 0x05, 'a'}, "braid.events.v1.RunEvent")
+	f.Fuzz(func(t *testing.T, value []byte, eventType string) {
+		m := Message{Topic: "t", Value: value}
+		if eventType != "" {
+			m.Headers = map[string]string{eventsv1.HeaderEventType: eventType}
+		}
+		if err := Decode(m, &eventsv1.TaskDispatch{}); err != nil && !errors.Is(err, ErrPoison) {
+			t.Fatalf("error does not wrap ErrPoison: %v", err)
+		}
+	})
+}

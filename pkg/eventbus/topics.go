@@ -1,0 +1,148 @@
+package eventbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/segmentio/kafka-go"
+)
+
+// topicPoll is the pause between metadata checks while waiting for topics.
+const topicPoll = 50 * time.Millisecond
+
+// EnsureTopics creates each topic and its dead-letter topic (eventsv1.DLQ)
+// that does not exist yet, with cfg.Partitions partitions and
+// cfg.ReplicationFactor replicas, and waits (at most cfg.AdminTimeout, or
+// until ctx ends) until the brokers' metadata shows every one with a leader
+// for each partition. Topics that exist are left as they are, whatever their
+// partition count. It is idempotent and safe to run from several processes
+// at once.
+func EnsureTopics(ctx context.Context, cfg Config, topics ...string) error {
+	cfg, err := cfg.resolve("ensure topics")
+	if err != nil {
+		return err
+	}
+	names := wireNames(cfg, topics)
+	if len(names) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.AdminTimeout)
+	defer cancel()
+	client, done := adminClient(cfg)
+	defer done()
+	if err := createTopics(ctx, client, cfg, names); err != nil {
+		return err
+	}
+	return waitTopics(ctx, client, names)
+}
+
+// requireTopics reports an error unless every wire topic in names exists
+// with a leader for each partition, asking within cfg.AdminTimeout.
+func requireTopics(cfg Config, names []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.AdminTimeout)
+	defer cancel()
+	client, done := adminClient(cfg)
+	defer done()
+	missing, err := unreadyTopics(ctx, client, names)
+	if err != nil {
+		return fmt.Errorf("check topics %v: %w", names, err)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("topics %v do not exist (run EnsureTopics first)", missing)
+	}
+	return nil
+}
+
+// adminClient returns a client on its own transport, whose metadata cache
+// refreshes every topicPoll, and a func that closes its connections. A fresh
+// transport also avoids kafka.DefaultTransport's pooled connections, which
+// fail once with "unexpected EOF" after a broker restart.
+func adminClient(cfg Config) (*kafka.Client, func()) {
+	tr := &kafka.Transport{ClientID: cfg.ClientID, MetadataTTL: topicPoll}
+	client := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: cfg.AdminTimeout, Transport: tr}
+	return client, tr.CloseIdleConnections
+}
+
+// wireNames returns the prefixed names of topics and their DLQs, deduplicated.
+func wireNames(cfg Config, topics []string) []string {
+	seen := make(map[string]bool, 2*len(topics))
+	var names []string
+	for _, t := range topics {
+		for _, n := range []string{cfg.topic(t), cfg.topic(eventsv1.DLQ(t))} {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// createTopics sends one CreateTopics request; TopicAlreadyExists is success.
+func createTopics(ctx context.Context, client *kafka.Client, cfg Config, names []string) error {
+	req := &kafka.CreateTopicsRequest{Topics: make([]kafka.TopicConfig, len(names))}
+	for i, n := range names {
+		req.Topics[i] = kafka.TopicConfig{Topic: n, NumPartitions: cfg.Partitions, ReplicationFactor: cfg.ReplicationFactor}
+	}
+	resp, err := client.CreateTopics(ctx, req)
+	if err != nil {
+		return fmt.Errorf("create topics %v: %w", names, err)
+	}
+	var errs []error
+	for _, n := range names {
+		if err := resp.Errors[n]; err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
+			errs = append(errs, fmt.Errorf("create topic %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitTopics polls metadata until every name is ready or ctx ends.
+func waitTopics(ctx context.Context, client *kafka.Client, names []string) error {
+	tick := time.NewTicker(topicPoll)
+	defer tick.Stop()
+	for {
+		missing, err := unreadyTopics(ctx, client, names)
+		if err == nil && len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for topics %v (last error: %v): %w", missing, err, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// unreadyTopics returns the names whose metadata is missing, in error, or
+// has a partition without a leader.
+func unreadyTopics(ctx context.Context, client *kafka.Client, names []string) ([]string, error) {
+	resp, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: names})
+	if err != nil {
+		return names, err
+	}
+	ready := make(map[string]bool, len(resp.Topics))
+	for _, t := range resp.Topics {
+		ready[t.Name] = t.Error == nil && len(t.Partitions) > 0 && leadersKnown(t.Partitions)
+	}
+	var missing []string
+	for _, n := range names {
+		if !ready[n] {
+			missing = append(missing, n)
+		}
+	}
+	return missing, nil
+}
+
+// leadersKnown reports whether every partition has a reachable leader.
+func leadersKnown(ps []kafka.Partition) bool {
+	for _, p := range ps {
+		if p.Leader.Host == "" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,89 @@
+package testinfra
+
+import (
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// kafkaPartitions is the default partition count of topics kfake creates.
+const kafkaPartitions = 6
+
+// rebindTimeout bounds retrying to bind the old port on Restart.
+const rebindTimeout = 5 * time.Second
+
+// Kafka is a one-broker kfake cluster started by StartKafka. Addr and
+// DataDir stay the same across Stop and Restart; Cluster is replaced by
+// Restart.
+type Kafka struct {
+	// Addr is the broker's host:port on 127.0.0.1.
+	Addr string
+	// Cluster is the running kfake cluster (closed after Stop).
+	Cluster *kfake.Cluster
+	// DataDir holds the persisted topics, records and group offsets.
+	DataDir string
+
+	port int
+	opts []kfake.Opt
+}
+
+// StartKafka starts a kfake cluster of one broker on a free 127.0.0.1 port
+// (kfake always binds 127.0.0.1; port 0 lets the kernel pick one, so there is
+// no race on the port), persisting to a fresh t.TempDir (saved on Stop; pass
+// kfake.SyncWrites() to fsync every write, at ~4 ms a produce), six
+// partitions per created topic and auto topic creation off. opts
+// are applied after these defaults, so they override them. The cluster is
+// closed on t.Cleanup.
+func StartKafka(t testing.TB, opts ...kfake.Opt) *Kafka {
+	t.Helper()
+	k := &Kafka{DataDir: t.TempDir()}
+	k.opts = append([]kfake.Opt{
+		kfake.NumBrokers(1),
+		kfake.DataDir(k.DataDir),
+		kfake.DefaultNumPartitions(kafkaPartitions),
+	}, opts...)
+	c, err := kfake.NewCluster(k.opts...)
+	if err != nil {
+		t.Fatalf("start kfake: %v", err)
+	}
+	k.Cluster = c
+	k.Addr = c.ListenAddrs()[0]
+	_, port, _ := net.SplitHostPort(k.Addr)
+	k.port, _ = strconv.Atoi(port)
+	t.Cleanup(k.Stop)
+	return k
+}
+
+// Stop closes the cluster, persisting its state to DataDir and dropping every
+// client connection, which simulates the broker going down. It is safe to
+// call twice.
+func (k *Kafka) Stop() {
+	if k.Cluster != nil {
+		k.Cluster.Close()
+	}
+}
+
+// Restart stops the cluster if it runs and opens a new one on the same port
+// and DataDir, retrying the bind for up to rebindTimeout.
+func (k *Kafka) Restart(t testing.TB) {
+	t.Helper()
+	k.Stop()
+	opts := append(append([]kfake.Opt(nil), k.opts...), kfake.Ports(k.port))
+	deadline := time.Now().Add(rebindTimeout)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		c, err := kfake.NewCluster(opts...)
+		if err == nil {
+			k.Cluster = c
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("restart kfake on %s: %v", k.Addr, err)
+		}
+		<-tick.C
+	}
+}
