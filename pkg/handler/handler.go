@@ -1,0 +1,135 @@
+package handler
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/braidhq/braid/pkg/worker"
+)
+
+// Handler names returned by Builtins.
+const (
+	NameNoop      = "noop"
+	NameShell     = "shell"
+	NameHTTP      = "http"
+	NameLLM       = "llm"
+	NameTransform = "transform"
+	NameSimulate  = "simulate"
+)
+
+// Default values applied by Builtins for zero Config fields.
+const (
+	DefaultLLMModel       = "gpt-4o-mini"
+	DefaultMaxOutputBytes = 1 << 20 // 1 MiB
+	DefaultShellPath      = "/bin/sh"
+)
+
+// Config configures the built-in handlers. The zero value is usable: every
+// zero field takes the default documented next to it.
+type Config struct {
+	// LLMBaseURL is the base URL of an OpenAI-compatible API (BRAID_LLM_BASE_URL),
+	// e.g. "https://api.openai.com/v1"; the llm handler POSTs to
+	// {LLMBaseURL}/chat/completions. Empty: the llm handler returns a
+	// deterministic mock completion and makes no network call.
+	LLMBaseURL string
+	// LLMAPIKey is sent as "Authorization: Bearer <key>" (BRAID_LLM_API_KEY).
+	// It is never logged, never put in an error and not passed to shell commands.
+	LLMAPIKey string
+	// LLMModel is the model used when a node's config sets none.
+	// Default DefaultLLMModel ("gpt-4o-mini").
+	LLMModel string
+	// HTTPClient is used by the http and llm handlers. Default: a client with
+	// dial, TLS-handshake and response-header timeouts, an overall 10-minute
+	// backstop timeout (the attempt's context usually ends sooner), and a
+	// redirect policy that follows at most 10 redirects, to http(s) URLs only.
+	HTTPClient *http.Client
+	// MaxOutputBytes caps, in bytes, each captured stdout, stderr and HTTP
+	// response body; the excess is replaced by "…[truncated N bytes]".
+	// Default DefaultMaxOutputBytes (1 MiB).
+	MaxOutputBytes int
+	// ShellPath is the shell the shell handler runs as `<ShellPath> -c command`
+	// unless a node's config names another. Default DefaultShellPath ("/bin/sh").
+	ShellPath string
+}
+
+// Validate reports a Config that cannot work: a negative MaxOutputBytes or an
+// LLMBaseURL that is not an absolute http(s) URL. The error never holds LLMAPIKey.
+func (c Config) Validate() error {
+	if c.MaxOutputBytes < 0 {
+		return fmt.Errorf("handler config: MaxOutputBytes must be >= 0, got %d", c.MaxOutputBytes)
+	}
+	if c.LLMBaseURL != "" {
+		if err := checkHTTPURL(c.LLMBaseURL); err != nil {
+			return fmt.Errorf("handler config: LLMBaseURL: %w", err)
+		}
+	}
+	return nil
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	c.LLMModel = cmp.Or(c.LLMModel, DefaultLLMModel)
+	c.MaxOutputBytes = cmp.Or(max(c.MaxOutputBytes, 0), DefaultMaxOutputBytes)
+	c.ShellPath = cmp.Or(c.ShellPath, DefaultShellPath)
+	if c.HTTPClient == nil {
+		c.HTTPClient = defaultHTTPClient()
+	}
+	return c
+}
+
+// Builtins returns the built-in handlers keyed by name: "noop", "shell",
+// "http", "llm", "transform" and "simulate". Zero Config fields take their
+// defaults; call Config.Validate first to reject a bad Config early (an invalid
+// LLMBaseURL otherwise fails each llm attempt permanently).
+func Builtins(cfg Config) map[string]worker.Handler {
+	cfg = cfg.withDefaults()
+	return map[string]worker.Handler{
+		NameNoop:      worker.HandlerFunc(handleNoop),
+		NameShell:     &shellHandler{cfg: cfg},
+		NameHTTP:      &httpHandler{cfg: cfg},
+		NameLLM:       &llmHandler{cfg: cfg},
+		NameTransform: &transformHandler{cache: newJQCache(jqCacheSize)},
+		NameSimulate:  worker.HandlerFunc(handleSimulate),
+	}
+}
+
+// maxRedirects bounds the redirects the default client follows.
+const maxRedirects = 10
+
+func defaultHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSHandshakeTimeout = 10 * time.Second
+	t.ResponseHeaderTimeout = 5 * time.Minute // LLM completions answer only when done
+	t.IdleConnTimeout = 90 * time.Second
+	return &http.Client{Transport: t, Timeout: 10 * time.Minute, CheckRedirect: checkRedirect}
+}
+
+// checkRedirect follows at most maxRedirects redirects, to http(s) URLs only.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return fmt.Errorf("redirect to scheme %q refused", req.URL.Scheme)
+	}
+	return nil
+}
+
+// checkHTTPURL accepts absolute http and https URLs with a host.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("not a valid URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme %q not allowed, want http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("URL has no host")
+	}
+	return nil
+}
