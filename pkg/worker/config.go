@@ -1,0 +1,143 @@
+package worker
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultGroup is the consumer group every Braid worker joins on task.dispatch.
+const DefaultGroup = "braid-workers"
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultConcurrency       = 4
+	DefaultHeartbeatInterval = 5 * time.Second
+	DefaultHeartbeatTimeout  = 30 * time.Second // claim TTL when a dispatch sets none
+	DefaultStartNotice       = 200 * time.Millisecond
+	DefaultMaxInlineOutput   = 256 << 10 // 256 KiB
+	DefaultLogLinesCap       = 1000
+	DefaultLogFlushInterval  = time.Second
+	DefaultDrainTimeout      = 20 * time.Second
+)
+
+// MaxLogLineBytes caps the text of one attempt log line; longer lines are cut.
+const MaxLogLineBytes = 4 << 10
+
+// Config configures a Worker. Zero fields take the defaults named next to them.
+type Config struct {
+	// ID names this worker in claims, results, logs and the registry.
+	// Default "<hostname>-<pid>-<random hex>".
+	ID string
+	// Bus is the Kafka configuration (brokers, client id, topic prefix). A
+	// zero Bus.FetchBuffer becomes Concurrency, so that a busy worker holds
+	// few prefetched dispatches in memory.
+	Bus eventbus.Config
+	// Redis is the state store client (required). Every command is bounded by a
+	// context deadline, so build it with ContextTimeoutEnabled (statestore.NewClient does).
+	Redis redis.UniversalClient
+	// Keys builds Redis keys; its Namespace isolates tests.
+	Keys statestore.Keys
+	// Handlers maps handler names (TaskDispatch.handler) to handlers (required, non-empty).
+	Handlers map[string]Handler
+	// Concurrency is the most attempts this worker executes at once; it fetches
+	// a dispatch only when one of its Concurrency executors is free.
+	// Default DefaultConcurrency (4).
+	Concurrency int
+	// Group is the Kafka consumer group. Default DefaultGroup ("braid-workers").
+	Group string
+	// HeartbeatInterval is how often the claims of in-flight attempts are
+	// refreshed (and checked for cancellation), and the registry entry
+	// rewritten. It should be well below the dispatches' heartbeat timeout
+	// (which is the claim TTL, default 30s). Default 5s.
+	HeartbeatInterval time.Duration
+	// StartNotice: an attempt still running after this long gets a RUNNING
+	// TaskResult, so that fast attempts cost a single message. Default 200ms.
+	StartNotice time.Duration
+	// MaxInlineOutput is the largest output, in bytes of JSON, carried inside a
+	// TaskResult; a larger one is stored under Keys.Blob and referenced by
+	// output_ref. Default DefaultMaxInlineOutput (256 KiB).
+	MaxInlineOutput int
+	// LogLinesCap is the most log lines kept per attempt (older lines are
+	// trimmed). Each line is cut at MaxLogLineBytes. Default 1000.
+	LogLinesCap int
+	// LogFlushInterval is how often new log lines of running attempts are
+	// appended to Redis (they are always flushed before the result is
+	// published). Default 1s.
+	LogFlushInterval time.Duration
+	// DrainTimeout bounds, on shutdown, how long in-flight attempts may run
+	// before they are cancelled and handed back. Default 20s.
+	DrainTimeout time.Duration
+	// Logger receives structured logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	c.ID = cmp.Or(c.ID, defaultID())
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchBuffer, max(c.Concurrency, 1))
+	c.Group = cmp.Or(c.Group, DefaultGroup)
+	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
+	c.StartNotice = cmp.Or(c.StartNotice, DefaultStartNotice)
+	c.MaxInlineOutput = cmp.Or(c.MaxInlineOutput, DefaultMaxInlineOutput)
+	c.LogLinesCap = cmp.Or(c.LogLinesCap, DefaultLogLinesCap)
+	c.LogFlushInterval = cmp.Or(c.LogFlushInterval, DefaultLogFlushInterval)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	return c
+}
+
+// validate reports every problem of a defaulted Config at once.
+func (c Config) validate() error {
+	var errs []error
+	if c.Redis == nil {
+		errs = append(errs, errors.New("Redis client is required"))
+	}
+	if len(c.Bus.Brokers) == 0 {
+		errs = append(errs, errors.New("Bus.Brokers is required"))
+	}
+	if len(c.Handlers) == 0 {
+		errs = append(errs, errors.New("Handlers is empty"))
+	}
+	for name, h := range c.Handlers {
+		if name == "" || h == nil {
+			errs = append(errs, fmt.Errorf("handler %q: empty name or nil handler", name))
+		}
+	}
+	errs = append(errs, positive("Concurrency", c.Concurrency), positive("MaxInlineOutput", c.MaxInlineOutput),
+		positive("LogLinesCap", c.LogLinesCap), positive("HeartbeatInterval", c.HeartbeatInterval),
+		positive("StartNotice", c.StartNotice), positive("LogFlushInterval", c.LogFlushInterval),
+		positive("DrainTimeout", c.DrainTimeout))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("worker config: %w", err)
+	}
+	return nil
+}
+
+func positive[T int | time.Duration](name string, v T) error {
+	if v <= 0 {
+		return fmt.Errorf("%s must be positive, got %v", name, v)
+	}
+	return nil
+}
+
+// defaultID is "<hostname>-<pid>-<8 random hex digits>".
+func defaultID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "worker"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}

@@ -1,0 +1,33 @@
+// Package worker is Braid's worker runtime and SDK: the Task and Handler
+// types a handler implements, and Worker, which consumes task.dispatch,
+// claims each attempt in Redis, runs its handler and publishes a TaskResult on
+// task.complete. Users build their own worker binary by passing their
+// handlers to New; services/worker does the same with the built-ins of
+// pkg/handler.
+//
+// # Delivery
+//
+// Kafka delivers a dispatch at least once. Before running it, the worker
+// claims the attempt (statestore.Keys.ClaimAttempt: SET NX with a TTL, after
+// checking that the node record still names this attempt as in flight), and
+// commits the dispatch's offset once it is claimed or dropped. The claim is
+// the durable effect of a dispatch: duplicates find it taken and are dropped,
+// and if this worker dies mid-task the claim expires (no heartbeat refreshes
+// it) and the orchestrator's reconciler retries the attempt. A result may
+// therefore be published more than once; the orchestrator ignores results for
+// attempts that are not current and duplicates of results it applied.
+//
+// # Heartbeats
+//
+// Every Config.HeartbeatInterval the worker refreshes the claim of every
+// in-flight attempt. The same script reports when the orchestrator cancelled
+// the attempt or moved on to another one; the worker then cancels the
+// handler's context and publishes nothing for that attempt.
+//
+// # Shutdown
+//
+// When the context given to Run ends, the worker stops fetching, lets
+// in-flight attempts finish for up to Config.DrainTimeout, then cancels the
+// rest and releases their claims so that the reconciler dispatches them
+// again, publishes the results it has, and closes its Kafka clients.
+package worker

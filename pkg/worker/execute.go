@@ -1,0 +1,135 @@
+package worker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+)
+
+// execute runs one claimed attempt to its end: the handler call (with its
+// timeout and panic recovery), a RUNNING notice if it takes longer than
+// StartNotice, the log flush, then its result queued for publishing — or
+// nothing published if the attempt was stopped or handed back.
+func (w *Worker) execute(a *attempt) {
+	defer a.cancel(nil)
+	w.stats.executed.Add(1)
+	a.mu.Lock()
+	a.started = time.Now()
+	a.mu.Unlock()
+	notice := time.AfterFunc(w.cfg.StartNotice, func() { w.startNotice(a) })
+	out, err := w.call(a)
+	notice.Stop()
+	a.finish() // waits for a start notice being queued, so it precedes the result
+	w.conclude(a, out, err, time.Now())
+}
+
+// call runs the handler with the attempt's context (plus the dispatch's
+// timeout) and turns a panic into a permanent failure.
+func (w *Worker) call(a *attempt) (out any, err error) {
+	ctx, task := a.ctx, w.task(a)
+	if ms := a.dispatch.GetTimeoutMs(); ms > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		defer cancel()
+		task.Deadline, _ = ctx.Deadline()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("handler panicked", "panic", fmt.Sprint(r))
+			a.logs.add("handler", fmt.Sprintf("panic: %v\n%s", r, debug.Stack()))
+			out, err = nil, Permanent(fmt.Errorf("handler panicked: %v", r))
+		}
+	}()
+	out, err = a.handler.Handle(ctx, task)
+	if err != nil && a.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("timed out after %s: %w", time.Duration(a.dispatch.GetTimeoutMs())*time.Millisecond, err)
+	}
+	return out, err
+}
+
+// task builds what the handler sees of the attempt.
+func (w *Worker) task(a *attempt) *Task {
+	d := a.dispatch
+	cfg := d.GetConfig()
+	if len(cfg) == 0 {
+		cfg = []byte("null")
+	}
+	id := a.id
+	return &Task{
+		RunID: id.Run, Workflow: d.GetWorkflow(), Version: int(d.GetVersion()),
+		NodeID: id.Node, Instance: id.Instance, Count: max(int(d.GetCount()), 1), Attempt: id.Attempt,
+		Handler: d.GetHandler(), Config: json.RawMessage(cfg),
+		IdempotencyKey: cmp.Or(d.GetIdempotencyKey(),
+			id.Run+":"+id.Node+":"+strconv.Itoa(id.Instance)+":"+strconv.Itoa(id.Attempt)),
+		WorkerID: w.cfg.ID,
+		Log:      a.logs.add,
+	}
+}
+
+// conclude flushes the attempt's logs and queues its result, unless a
+// heartbeat stopped it (the orchestrator moved on: nothing to report) or it
+// failed because the worker is shutting down (its claim is handed back).
+func (w *Worker) conclude(a *attempt, out any, err error, finished time.Time) {
+	if s, ok := a.stopped(); ok {
+		w.flushLogs(a)
+		w.inflight.remove(a)
+		w.stats.stopped.Add(1)
+		a.log.Info("attempt stopped; its result is not published", "reason", s.reason.String())
+		return
+	}
+	if err != nil && errors.Is(context.Cause(a.ctx), errShutdown) {
+		w.flushLogs(a)
+		w.handBack(a)
+		return
+	}
+	res := w.finalResult(a, out, err, finished)
+	w.flushLogs(a)
+	a.log.Debug("attempt finished", "status", res.GetStatus().String(), "duration", finished.Sub(a.started), keyErr, res.GetError())
+	if !w.out.push(outgoing{result: res, final: a}) {
+		a.log.Warn("attempt finished after the worker stopped; result not published")
+		w.inflight.remove(a)
+	}
+}
+
+// startNotice queues a RUNNING result unless the attempt already finished.
+func (w *Worker) startNotice(a *attempt) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.finished || a.ctx.Err() != nil {
+		return
+	}
+	w.out.push(outgoing{result: w.runningResult(a)})
+}
+
+// handBack releases the attempt's claim so that the orchestrator's
+// reconciler dispatches it again. Idempotent.
+func (w *Worker) handBack(a *attempt) {
+	a.beatMu.Lock()
+	defer a.beatMu.Unlock()
+	if a.handedBack.Swap(true) {
+		return
+	}
+	ctx, cancel := w.io()
+	defer cancel()
+	if err := w.keys.ReleaseClaim(ctx, w.rdb, a.id, w.cfg.ID); err != nil {
+		a.log.Warn("hand back attempt: its claim will expire instead", keyErr, err)
+	} else {
+		a.log.Info("attempt handed back")
+	}
+	w.stats.handedBack.Add(1)
+	w.inflight.remove(a)
+}
+
+// flushLogs appends the attempt's pending log lines to Redis.
+func (w *Worker) flushLogs(a *attempt) {
+	ctx, cancel := w.io()
+	defer cancel()
+	if err := a.logs.flush(ctx, w.rdb); err != nil {
+		a.log.Warn("flush attempt logs", keyErr, err)
+	}
+}

@@ -1,0 +1,103 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+)
+
+// fetchLoop fetches dispatches only while an executor is free, at most as
+// many as there are free executors, settles them in order and commits what
+// it settled. Fetch errors are transient (the consumer keeps reconnecting)
+// and retried with backoff. It returns nil when ctx is done, and an error
+// only if the consumer was closed under it.
+func (w *Worker) fetchLoop(ctx context.Context, cons *eventbus.Consumer, prod *eventbus.Producer) error {
+	failures := 0
+	for {
+		free := w.acquireSlots(ctx)
+		if free == 0 {
+			return nil
+		}
+		msgs, err := cons.Fetch(ctx, free)
+		if err != nil {
+			w.releaseSlots(free)
+			switch {
+			case ctx.Err() != nil:
+				return nil
+			case errors.Is(err, eventbus.ErrClosed):
+				return fmt.Errorf("worker %s fetch %s: %w", w.cfg.ID, eventsv1.TopicTaskDispatch, err)
+			}
+			w.log.Warn("fetch dispatches", "try", failures+1, keyErr, err)
+			if !sleepCtx(ctx, backoff(failures)) {
+				return nil
+			}
+			failures++
+			continue
+		}
+		failures = 0
+		used := w.settleBatch(ctx, cons, prod, msgs)
+		w.releaseSlots(free - used)
+	}
+}
+
+// acquireSlots blocks until at least one executor is free, then takes every
+// free slot. It returns 0 when ctx is done.
+func (w *Worker) acquireSlots(ctx context.Context) int {
+	select {
+	case <-w.slots:
+	case <-ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < w.cfg.Concurrency {
+		select {
+		case <-w.slots:
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+func (w *Worker) releaseSlots(n int) {
+	for range n {
+		w.slots <- struct{}{}
+	}
+}
+
+// settleBatch settles msgs in order — each is claimed (and handed to an
+// executor), dropped or dead-lettered — stopping early when ctx is done, then
+// commits the settled prefix. Messages after the prefix stay uncommitted and
+// are delivered again. It returns how many attempts it handed to executors:
+// each holds one of the batch's slots.
+func (w *Worker) settleBatch(ctx context.Context, cons *eventbus.Consumer, prod *eventbus.Producer, msgs []eventbus.Message) (used int) {
+	settled := 0
+	for _, m := range msgs {
+		if ctx.Err() != nil {
+			break
+		}
+		a, ok := w.settle(ctx, prod, m)
+		if !ok {
+			break
+		}
+		settled++
+		if a != nil {
+			w.work <- a // never blocks: a holds a slot, and there are as many executors as slots
+			used++
+		}
+	}
+	if settled == 0 {
+		return used
+	}
+	cctx, cancel := w.io()
+	defer cancel()
+	if err := cons.Commit(cctx, msgs[:settled]...); err != nil {
+		// Harmless: the dispatches are delivered again and dropped as duplicates.
+		w.log.Warn("commit dispatches", "messages", settled, keyErr, err)
+	}
+	return used
+}

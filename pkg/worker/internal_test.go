@@ -1,0 +1,130 @@
+package worker
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCutLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		input string
+		want  int // length in bytes
+	}{
+		{name: "short", input: "hello", want: 5},
+		{name: "exact", input: strings.Repeat("a", MaxLogLineBytes), want: MaxLogLineBytes},
+		{name: "long ascii", input: strings.Repeat("a", MaxLogLineBytes+10), want: MaxLogLineBytes},
+		{name: "rune across the cut", input: "ab" + strings.Repeat("€", MaxLogLineBytes), want: MaxLogLineBytes - 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cutLine(tt.input)
+			require.Len(t, got, tt.want)
+			require.True(t, utf8.ValidString(got))
+			require.True(t, strings.HasPrefix(tt.input, got))
+		})
+	}
+}
+
+func FuzzCutLine(f *testing.F) {
+	f.Add("plain")
+	f.Add(strings.Repeat("é", MaxLogLineBytes))
+	f.Fuzz(func(t *testing.T, s string) {
+		got := cutLine(s)
+		if len(got) > MaxLogLineBytes || !strings.HasPrefix(s, got) {
+			t.Fatalf("cutLine(%d bytes) = %d bytes, not a bounded prefix", len(s), len(got))
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("cutLine split a rune")
+		}
+	})
+}
+
+func TestLogBufferKeepsNewestLines(t *testing.T) {
+	t.Parallel()
+	b := newLogBuffer("k", 3)
+	for _, l := range []string{"1", "2", "3", "4", "5"} {
+		b.add("stdout", l)
+	}
+	got := b.take()
+	require.Len(t, got, 3)
+	require.Contains(t, string(got[0]), `"line":"3"`)
+	require.Contains(t, string(got[2]), `"line":"5"`)
+	require.Empty(t, b.take())
+}
+
+func TestRecentForgetsOldest(t *testing.T) {
+	t.Parallel()
+	r := newRecent()
+	at := func(i int) statestore.Attempt {
+		return statestore.Attempt{Run: "r", Node: "n", Instance: i, Attempt: 1}
+	}
+	for i := range recentCap + 1 {
+		r.add(at(i))
+	}
+	require.False(t, r.has(at(0)), "oldest kept beyond the cap")
+	require.True(t, r.has(at(1)))
+	require.True(t, r.has(at(recentCap)))
+	require.Len(t, r.set, recentCap)
+}
+
+func TestOutboxDrainsInOrderThenCloses(t *testing.T) {
+	t.Parallel()
+	o := newOutbox()
+	for i := range 3 {
+		require.True(t, o.push(outgoing{result: &eventsv1.TaskResult{Attempt: int32(i)}}))
+	}
+	ctx := context.Background()
+	batch, ok := o.next(ctx)
+	require.True(t, ok)
+	require.Len(t, batch, 3)
+	for i, it := range batch {
+		require.EqualValues(t, i, it.result.GetAttempt())
+	}
+	require.True(t, o.push(outgoing{result: &eventsv1.TaskResult{}}))
+	o.close()
+	require.False(t, o.push(outgoing{result: &eventsv1.TaskResult{}}), "push after close")
+	batch, ok = o.next(ctx)
+	require.True(t, ok, "items queued before close are still delivered")
+	require.Len(t, batch, 1)
+	_, ok = o.next(ctx)
+	require.False(t, ok)
+}
+
+func TestOutboxNextWaitsForPush(t *testing.T) {
+	t.Parallel()
+	o := newOutbox()
+	got := make(chan int, 1)
+	go func() {
+		batch, _ := o.next(context.Background())
+		got <- len(batch)
+	}()
+	o.push(outgoing{result: &eventsv1.TaskResult{}})
+	select {
+	case n := <-got:
+		require.Equal(t, 1, n)
+	case <-time.After(10 * time.Second):
+		t.Fatal("next did not return after push")
+	}
+}
+
+func TestBackoffIsBounded(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, backoffBase, backoff(0))
+	prev := time.Duration(0)
+	for try := range 100 {
+		d := backoff(try)
+		require.GreaterOrEqual(t, d, prev)
+		require.LessOrEqual(t, d, backoffMax)
+		prev = d
+	}
+	require.Equal(t, backoffMax, backoff(100))
+}

@@ -1,0 +1,129 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+)
+
+// Shutdown bounds beyond Config.DrainTimeout.
+const (
+	// handbackGrace is how long cancelled handlers get to return before the
+	// worker releases their claims without them.
+	handbackGrace = 5 * time.Second
+	// publishGrace is how long the last results get to be acknowledged.
+	publishGrace = 10 * time.Second
+)
+
+// running holds what Run started and shutdown stops.
+type running struct {
+	prod       *eventbus.Producer
+	cons       *eventbus.Consumer
+	cancelExec context.CancelCauseFunc
+	execDone   <-chan struct{}
+	stopPub    context.CancelFunc
+	pubDone    <-chan struct{}
+	stopMaint  context.CancelFunc
+	maintDone  <-chan struct{}
+}
+
+// start launches the executors, the publisher and the maintenance loop.
+func (w *Worker) start(ctx context.Context, prod *eventbus.Producer, cons *eventbus.Consumer) *running {
+	w.started = time.Now()
+	w.base = context.WithoutCancel(ctx)
+	execCtx, cancelExec := context.WithCancelCause(w.base)
+	w.execCtx = execCtx
+	pubCtx, stopPub := context.WithCancel(w.base)
+	maintCtx, stopMaint := context.WithCancel(w.base)
+	return &running{
+		prod: prod, cons: cons,
+		cancelExec: cancelExec, execDone: w.startExecutors(),
+		stopPub: stopPub, pubDone: goDone(func() { w.publishLoop(pubCtx, prod) }),
+		stopMaint: stopMaint, maintDone: goDone(func() { w.maintain(maintCtx) }),
+	}
+}
+
+// startExecutors starts the fixed pool of Concurrency executors. Each returns
+// its slot after every attempt; the returned channel closes when all have
+// exited (after work is closed).
+func (w *Worker) startExecutors() <-chan struct{} {
+	var wg sync.WaitGroup
+	for range w.cfg.Concurrency {
+		wg.Go(func() {
+			for a := range w.work {
+				w.execute(a)
+				w.slots <- struct{}{}
+			}
+		})
+	}
+	return goDone(wg.Wait)
+}
+
+// shutdown runs after fetching stopped: drain, hand back, publish, close.
+// Every wait is bounded.
+func (w *Worker) shutdown(r *running) {
+	close(w.work)
+	if !waitDone(r.execDone, w.cfg.DrainTimeout) {
+		w.log.Warn("drain timeout: cancelling attempts still running", "in_flight", w.inflight.len())
+		r.cancelExec(errShutdown)
+		if !waitDone(r.execDone, handbackGrace) {
+			w.abandon()
+		}
+	}
+	w.out.close()
+	if !waitDone(r.pubDone, publishGrace) {
+		r.stopPub()
+		<-r.pubDone
+	}
+	r.stopMaint()
+	<-r.maintDone
+	r.cancelExec(errShutdown)
+	r.stopPub()
+	if err := r.cons.Close(); err != nil {
+		w.log.Warn("close consumer", keyErr, err)
+	}
+	if err := r.prod.Close(); err != nil {
+		w.log.Warn("close producer", keyErr, err)
+	}
+	w.log.Info("worker stopped", "stats", w.Stats())
+}
+
+// abandon releases the claims of attempts whose handlers ignored
+// cancellation, so that the reconciler re-dispatches them; their results, if
+// they ever come, are not published.
+func (w *Worker) abandon() {
+	for _, a := range w.inflight.snapshot() {
+		a.mu.Lock()
+		done := a.finished
+		a.mu.Unlock()
+		if done {
+			continue
+		}
+		a.log.Error("handler ignored cancellation; handing the attempt back without it")
+		w.handBack(a)
+	}
+}
+
+// goDone runs f in a goroutine and returns a channel closed when f returns.
+func goDone(f func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return done
+}
+
+// waitDone waits for done up to d; false on timeout.
+func waitDone(done <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}

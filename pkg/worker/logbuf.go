@@ -1,0 +1,96 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// LogLine is one line of an attempt's log, stored as JSON in the Redis list
+// statestore.Keys.Logs (oldest first, capped at Config.LogLinesCap lines).
+type LogLine struct {
+	// TimeMs is when the line was logged, in Unix milliseconds.
+	TimeMs int64 `json:"ts"`
+	// Stream is "stdout", "stderr" or "handler".
+	Stream string `json:"stream"`
+	// Text is the line, cut at MaxLogLineBytes.
+	Text string `json:"line"`
+}
+
+// logBuffer holds an attempt's log lines not yet appended to Redis.
+type logBuffer struct {
+	key   string // statestore.Keys.Logs of the attempt
+	limit int    // most lines kept
+
+	mu      sync.Mutex
+	pending [][]byte // encoded LogLines, at most limit
+
+	flushMu sync.Mutex // keeps concurrent flushes in order
+}
+
+func newLogBuffer(key string, limit int) *logBuffer { return &logBuffer{key: key, limit: limit} }
+
+// add records one line; when more than limit lines wait, the oldest is dropped
+// (LTRIM would drop it anyway).
+func (b *logBuffer) add(stream, text string) {
+	enc, err := json.Marshal(LogLine{TimeMs: time.Now().UnixMilli(), Stream: stream, Text: cutLine(text)})
+	if err != nil { // plain strings: cannot fail
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) >= b.limit {
+		b.pending = b.pending[1:]
+	}
+	b.pending = append(b.pending, enc)
+}
+
+func (b *logBuffer) take() [][]byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pending
+	b.pending = nil
+	return p
+}
+
+// flush appends the pending lines to the Redis list and trims it to limit, in
+// one pipelined round trip. Lines that fail to be written are lost (logs are
+// best effort); the error says how many.
+func (b *logBuffer) flush(ctx context.Context, rdb redis.Cmdable) error {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	lines := b.take()
+	if len(lines) == 0 {
+		return nil
+	}
+	args := make([]any, len(lines))
+	for i, l := range lines {
+		args[i] = l
+	}
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, b.key, args...)
+		p.LTrim(ctx, b.key, int64(-b.limit), -1)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("append %d log lines to %s: %w", len(lines), b.key, err)
+	}
+	return nil
+}
+
+// cutLine shortens s to at most MaxLogLineBytes without splitting a rune.
+func cutLine(s string) string {
+	if len(s) <= MaxLogLineBytes {
+		return s
+	}
+	n := MaxLogLineBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,66 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
+)
+
+// maintain is the worker's one background loop beside fetching, executing
+// and publishing: every HeartbeatInterval it refreshes the claims of the
+// attempts in flight and rewrites the registry entry; every LogFlushInterval
+// it appends new log lines of running attempts to Redis. It removes the
+// registry entry when ctx is done.
+func (w *Worker) maintain(ctx context.Context) {
+	beat := time.NewTicker(w.cfg.HeartbeatInterval)
+	defer beat.Stop()
+	flush := time.NewTicker(w.cfg.LogFlushInterval)
+	defer flush.Stop()
+	w.register()
+	defer w.unregister()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+			w.heartbeat()
+			w.register()
+		case <-flush.C:
+			for _, a := range w.inflight.snapshot() {
+				w.flushLogs(a)
+			}
+		}
+	}
+}
+
+// heartbeat refreshes every in-flight claim, one Redis call each. An answer
+// other than ClaimOK means the orchestrator cancelled the attempt or moved
+// on: the attempt's context is cancelled and its result will not be
+// published. A Redis error is only logged; the claim outlives a few missed
+// beats.
+func (w *Worker) heartbeat() {
+	for _, a := range w.inflight.snapshot() {
+		res, err := w.beat(a)
+		switch {
+		case err != nil:
+			a.log.Warn("heartbeat", keyErr, err)
+		case res != statestore.ClaimOK:
+			a.log.Info("heartbeat refused: stopping attempt", "reason", res.String())
+			a.cancel(stopError{reason: res})
+		}
+	}
+}
+
+// beat refreshes a's claim unless a was stopped or handed back. beatMu keeps a
+// beat from re-taking a claim that handBack is releasing.
+func (w *Worker) beat(a *attempt) (statestore.ClaimResult, error) {
+	a.beatMu.Lock()
+	defer a.beatMu.Unlock()
+	if _, stopped := a.stopped(); stopped || a.handedBack.Load() {
+		return statestore.ClaimOK, nil
+	}
+	ctx, cancel := w.io()
+	defer cancel()
+	return w.keys.Heartbeat(ctx, w.rdb, a.id, w.cfg.ID, a.ttl)
+}

@@ -1,0 +1,50 @@
+package worker
+
+import (
+	"sync"
+
+	"github.com/braidhq/braid/pkg/statestore"
+)
+
+// recentCap bounds how many claimed attempts a worker remembers.
+const recentCap = 4096
+
+// recent remembers the attempts this worker claimed lately. The claim script
+// answers "ok" again to the worker that holds a claim (so that a retried
+// claim call is harmless); recent is what keeps a duplicate of a dispatch
+// delivered to the same worker from running twice. Safe for concurrent use.
+type recent struct {
+	mu   sync.Mutex
+	set  map[statestore.Attempt]struct{}
+	ring []statestore.Attempt // insertion order, for eviction
+	next int
+}
+
+func newRecent() *recent {
+	return &recent{set: make(map[statestore.Attempt]struct{}, recentCap), ring: make([]statestore.Attempt, 0, recentCap)}
+}
+
+// add remembers a, forgetting the oldest attempt when full.
+func (r *recent) add(a statestore.Attempt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.set[a]; ok {
+		return
+	}
+	if len(r.ring) < recentCap {
+		r.ring = append(r.ring, a)
+	} else {
+		delete(r.set, r.ring[r.next])
+		r.ring[r.next] = a
+		r.next = (r.next + 1) % recentCap
+	}
+	r.set[a] = struct{}{}
+}
+
+// has reports whether a was claimed lately by this worker.
+func (r *recent) has(a statestore.Attempt) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.set[a]
+	return ok
+}

@@ -1,0 +1,97 @@
+package worker
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+)
+
+// blobTries bounds the attempts to store a large output.
+const blobTries = 3
+
+// baseResult fills the ids, worker and start time of a's results.
+func (w *Worker) baseResult(a *attempt) *eventsv1.TaskResult {
+	return &eventsv1.TaskResult{
+		RunId: a.id.Run, NodeId: a.id.Node, Instance: int32(a.id.Instance), Attempt: int32(a.id.Attempt),
+		WorkerId: w.cfg.ID, StartedAtMs: a.started.UnixMilli(),
+	}
+}
+
+// runningResult is the start notice of a (call with a.mu held).
+func (w *Worker) runningResult(a *attempt) *eventsv1.TaskResult {
+	r := w.baseResult(a)
+	r.Status = eventsv1.TaskStatus_TASK_STATUS_RUNNING
+	return r
+}
+
+// noHandlerResult fails a claimed dispatch whose handler this worker lacks.
+func (w *Worker) noHandlerResult(d *eventsv1.TaskDispatch) *eventsv1.TaskResult {
+	now := time.Now().UnixMilli()
+	return &eventsv1.TaskResult{
+		RunId: d.GetRunId(), NodeId: d.GetNodeId(), Instance: d.GetInstance(), Attempt: d.GetAttempt(),
+		Status:    eventsv1.TaskStatus_TASK_STATUS_FAILED,
+		Error:     fmt.Sprintf("worker %s has no handler %q", w.cfg.ID, d.GetHandler()),
+		Permanent: true, WorkerId: w.cfg.ID, StartedAtMs: now, FinishedAtMs: now,
+	}
+}
+
+// finalResult turns the handler's return values into a's result: SUCCEEDED
+// with the output as JSON, or FAILED with the error, its permanence and the
+// output when the handler returned one. A large output is stored in Redis
+// and referenced.
+func (w *Worker) finalResult(a *attempt, out any, herr error, finished time.Time) *eventsv1.TaskResult {
+	r := w.baseResult(a)
+	r.FinishedAtMs = finished.UnixMilli()
+	if herr == nil {
+		b, err := json.Marshal(out)
+		if err != nil {
+			r.Status, r.Permanent = eventsv1.TaskStatus_TASK_STATUS_FAILED, true
+			r.Error = fmt.Sprintf("marshal output of handler %q: %v", a.dispatch.GetHandler(), err)
+			return r
+		}
+		r.Status = eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED
+		if err := w.attachOutput(a, r, b); err != nil {
+			r.Status, r.Error = eventsv1.TaskStatus_TASK_STATUS_FAILED, err.Error()
+		}
+		return r
+	}
+	r.Status, r.Permanent = eventsv1.TaskStatus_TASK_STATUS_FAILED, IsPermanent(herr)
+	r.Error = herr.Error()
+	if r.Error == "" {
+		r.Error = fmt.Sprintf("handler %q failed without a message", a.dispatch.GetHandler())
+	}
+	if out != nil {
+		if b, err := json.Marshal(out); err == nil {
+			_ = w.attachOutput(a, r, b) // the handler's error matters more; attachOutput logged
+		}
+	}
+	return r
+}
+
+// attachOutput puts out in r, or — when it is larger than MaxInlineOutput —
+// stores it under Keys.Blob and sets r.OutputRef to that key. The error says
+// the output could not be stored (a retryable failure).
+func (w *Worker) attachOutput(a *attempt, r *eventsv1.TaskResult, out []byte) error {
+	if len(out) <= w.cfg.MaxInlineOutput {
+		r.Output = out
+		return nil
+	}
+	key := w.keys.Blob(a.id.Run, a.id.Node, a.id.Instance, a.id.Attempt)
+	var err error
+	for try := range blobTries {
+		ctx, cancel := w.io()
+		err = w.rdb.Set(ctx, key, out, 0).Err()
+		cancel()
+		if err == nil {
+			r.OutputRef = key
+			return nil
+		}
+		if try < blobTries-1 {
+			sleepCtx(w.base, backoff(try))
+		}
+	}
+	a.log.Warn("store large output", "bytes", len(out), keyErr, err)
+	return fmt.Errorf("store output of %d bytes for %s: %w", len(out), a.id, err)
+}

@@ -1,0 +1,133 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/redis/go-redis/v9"
+)
+
+// ioTimeout bounds every Redis call the runtime makes.
+const ioTimeout = 5 * time.Second
+
+// Worker executes the dispatches of task.dispatch with its handlers. Create
+// it with New and call Run once.
+type Worker struct {
+	cfg      Config
+	log      *slog.Logger
+	rdb      redis.UniversalClient
+	keys     statestore.Keys
+	handlers []string // sorted names, for the registry and logs
+
+	slots    chan struct{} // one token per free executor
+	work     chan *attempt // claimed attempts for the executors
+	out      *outbox
+	inflight *inflight
+	recent   *recent
+	stats    counters
+	running  atomic.Bool
+	started  time.Time
+
+	// base is Run's context without its cancellation: the parent of the I/O
+	// done while shutting down. execCtx is the parent of every attempt's
+	// context; it is cancelled with errShutdown when the drain time is up.
+	base    context.Context
+	execCtx context.Context
+}
+
+// New validates cfg, applies its defaults and returns a Worker. It connects
+// to nothing: Run does.
+func New(cfg Config) (*Worker, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(cfg.Handlers))
+	for name := range cfg.Handlers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	w := &Worker{
+		cfg: cfg, rdb: cfg.Redis, keys: cfg.Keys, handlers: names,
+		log:      cfg.Logger.With(keyComponent, "worker", keyWorker, cfg.ID),
+		slots:    make(chan struct{}, cfg.Concurrency),
+		work:     make(chan *attempt, cfg.Concurrency),
+		out:      newOutbox(),
+		inflight: newInflight(),
+		recent:   newRecent(),
+	}
+	for range cfg.Concurrency {
+		w.slots <- struct{}{}
+	}
+	return w, nil
+}
+
+// ID returns the worker's id (Config.ID or the generated default).
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Run consumes and executes dispatches until ctx is done, then shuts down
+// gracefully (see the package doc) and returns nil. Shutting down takes at
+// most about DrainTimeout plus a few seconds. Kafka and Redis errors while
+// running are logged and retried; Run returns an error only if it cannot
+// create its Kafka clients (or is called a second time).
+//
+// The topics must exist (eventbus.EnsureTopics with task.dispatch and
+// task.complete, which also creates task.dispatch.dlq).
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("worker: Run called more than once")
+	}
+	prod, err := eventbus.NewProducer(w.cfg.Bus)
+	if err != nil {
+		return fmt.Errorf("worker %s producer: %w", w.cfg.ID, err)
+	}
+	cons, err := eventbus.NewConsumer(w.cfg.Bus, w.cfg.Group, eventsv1.TopicTaskDispatch)
+	if err != nil {
+		_ = prod.Close()
+		return fmt.Errorf("worker %s consumer: %w", w.cfg.ID, err)
+	}
+	r := w.start(ctx, prod, cons)
+	w.log.Info("worker started", "handlers", w.handlers, "concurrency", w.cfg.Concurrency, "group", w.cfg.Group)
+	err = w.fetchLoop(ctx, cons, prod)
+	w.shutdown(r)
+	return err
+}
+
+// Stats counts what a Worker did since New.
+type Stats struct {
+	Executed   int64 // attempts whose handler was called
+	Dropped    int64 // dispatches not claimed: duplicate, stale, finished or unknown attempt
+	Poison     int64 // dispatches sent to the dead-letter topic
+	NoHandler  int64 // claimed dispatches failed because no handler has their name
+	Stopped    int64 // attempts stopped because their heartbeat was refused
+	HandedBack int64 // attempts cancelled at shutdown whose claim was released
+	Published  int64 // TaskResults acknowledged by Kafka, start notices included
+}
+
+type counters struct {
+	executed, dropped, poison, noHandler, stopped, handedBack, published atomic.Int64
+}
+
+// Stats returns the current counts. Safe for concurrent use.
+func (w *Worker) Stats() Stats {
+	c := &w.stats
+	return Stats{
+		Executed: c.executed.Load(), Dropped: c.dropped.Load(), Poison: c.poison.Load(),
+		NoHandler: c.noHandler.Load(), Stopped: c.stopped.Load(), HandedBack: c.handedBack.Load(),
+		Published: c.published.Load(),
+	}
+}
+
+// io returns a context for one Redis call made on behalf of the worker itself
+// (not of a handler), bounded by ioTimeout and alive during shutdown.
+func (w *Worker) io() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(w.base, ioTimeout)
+}

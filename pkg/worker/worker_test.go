@@ -1,0 +1,217 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/worker"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	succeeded = eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED
+	failed    = eventsv1.TaskStatus_TASK_STATUS_FAILED
+	running   = eventsv1.TaskStatus_TASK_STATUS_RUNNING
+)
+
+// echo returns the task's config and ids, counting its calls.
+func echo(calls *atomic.Int64) worker.Handler {
+	return worker.HandlerFunc(func(_ context.Context, task *worker.Task) (any, error) {
+		calls.Add(1)
+		return map[string]any{"config": task.Config, "node": task.NodeID, "key": task.IdempotencyKey, "worker": task.WorkerID}, nil
+	})
+}
+
+func TestDispatchIsExecutedAndReported(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	d := b.queued("run1", "a", "echo", `{"x":1}`)
+	before := time.Now().UnixMilli()
+	b.dispatch(d)
+
+	r := b.result("run1", "a", succeeded)
+	require.JSONEq(t, fmt.Sprintf(`{"config":{"x":1},"node":"a","key":"run1/a/0/1","worker":%q}`, b.w.ID()), string(r.GetOutput()))
+	require.Equal(t, b.w.ID(), r.GetWorkerId())
+	require.EqualValues(t, 1, r.GetAttempt())
+	require.Empty(t, r.GetOutputRef())
+	require.GreaterOrEqual(t, r.GetStartedAtMs(), before)
+	require.GreaterOrEqual(t, r.GetFinishedAtMs(), r.GetStartedAtMs())
+	require.EqualValues(t, 1, calls.Load())
+}
+
+func TestDuplicateDispatchesExecuteOnce(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	d := b.queued("run1", "a", "echo", `{}`)
+	for range 3 {
+		b.dispatch(d)
+	}
+	b.result("run1", "a", succeeded)
+	require.Eventually(t, func() bool { return b.w.Stats().Dropped == 2 }, within, tick)
+	require.EqualValues(t, 1, calls.Load())
+	require.EqualValues(t, 1, b.w.Stats().Executed)
+}
+
+func TestDispatchOfStaleAttemptIsDropped(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	d := b.queued("run1", "a", "echo", `{}`)
+	b.putNode("run1", "a", 0, `{"s":"queued","a":2}`) // the orchestrator moved on to attempt 2
+	b.dispatch(d)
+	require.Eventually(t, func() bool { return b.w.Stats().Dropped == 1 }, within, tick)
+	require.Zero(t, calls.Load())
+
+	// The worker keeps going: the current attempt runs.
+	d2 := clone(d)
+	d2.Attempt = 2
+	b.dispatch(d2)
+	r := b.result("run1", "a", succeeded)
+	require.EqualValues(t, 2, r.GetAttempt())
+	require.EqualValues(t, 1, calls.Load())
+}
+
+func TestConcurrencyCap(t *testing.T) {
+	t.Parallel()
+	var now, peak, calls atomic.Int64
+	slow := worker.HandlerFunc(func(ctx context.Context, _ *worker.Task) (any, error) {
+		calls.Add(1)
+		n := now.Add(1)
+		defer now.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		select { // simulated work
+		case <-time.After(30 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil, nil
+	})
+	b := setup(t, map[string]worker.Handler{"slow": slow}, func(c *worker.Config) { c.Concurrency = 2 })
+	const tasks = 10
+	for i := range tasks {
+		b.dispatch(b.queued(fmt.Sprintf("run%d", i), "a", "slow", `{}`))
+	}
+	for i := range tasks {
+		b.result(fmt.Sprintf("run%d", i), "a", succeeded)
+	}
+	require.EqualValues(t, tasks, calls.Load())
+	require.LessOrEqual(t, peak.Load(), int64(2), "more handlers ran at once than Concurrency")
+	require.Positive(t, peak.Load())
+}
+
+func TestPoisonDispatchIsDeadLetteredAndNextProcessed(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	bad := b.queued("run1", "a", "echo", `{}`)
+	bad.Attempt = 0 // invalid: attempts start at 1
+	b.dispatch(bad)
+	b.publishRaw("run1", []byte("\xff\xff not protobuf"))
+	b.dispatch(b.queued("run1", "b", "echo", `{}`))
+
+	b.result("run1", "b", succeeded)
+	require.Eventually(t, func() bool { return len(b.dlq.all()) == 2 }, within, tick)
+	reasons := b.dlqReasons()
+	require.Contains(t, reasons[0], "attempt 0 < 1")
+	require.NotEmpty(t, reasons[1])
+	require.EqualValues(t, 2, b.w.Stats().Poison)
+	require.EqualValues(t, 1, calls.Load())
+}
+
+func TestUnknownHandlerFailsPermanentlyOnce(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	d := b.queued("run1", "a", "nope", `{}`)
+	b.dispatch(d)
+	b.dispatch(d)
+	r := b.result("run1", "a", failed)
+	require.True(t, r.GetPermanent())
+	require.Equal(t, fmt.Sprintf("worker %s has no handler %q", b.w.ID(), "nope"), r.GetError())
+	require.Eventually(t, func() bool { return b.w.Stats().Dropped == 1 }, within, tick)
+	require.Len(t, b.resultsOf("run1", "a"), 1)
+}
+
+func TestHandlerFailures(t *testing.T) {
+	t.Parallel()
+	handlers := map[string]worker.Handler{
+		"retry": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) {
+			return map[string]int{"exit_code": 3}, fmt.Errorf("exit status 3")
+		}),
+		"permanent": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) {
+			return nil, worker.Permanent(fmt.Errorf("bad config"))
+		}),
+		"panic": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) { panic("boom") }),
+		"unmarshalable": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) {
+			return func() {}, nil
+		}),
+		"slow": worker.HandlerFunc(func(ctx context.Context, task *worker.Task) (any, error) {
+			if task.Deadline.IsZero() {
+				return nil, fmt.Errorf("no deadline")
+			}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}),
+	}
+	b := setup(t, handlers, nil)
+	tests := []struct {
+		name      string
+		handler   string
+		timeoutMs int64
+		wantErr   string
+		permanent bool
+		output    string
+	}{
+		{name: "retryable with output", handler: "retry", wantErr: "exit status 3", output: `{"exit_code":3}`},
+		{name: "permanent", handler: "permanent", wantErr: "bad config", permanent: true},
+		{name: "panic", handler: "panic", wantErr: "handler panicked: boom", permanent: true},
+		{name: "output not JSON", handler: "unmarshalable", wantErr: `marshal output of handler "unmarshalable"`, permanent: true},
+		{name: "timeout", handler: "slow", timeoutMs: 50, wantErr: "timed out after 50ms: context deadline exceeded"},
+	}
+	for i, tt := range tests {
+		run := fmt.Sprintf("run%d", i)
+		d := b.queued(run, "a", tt.handler, `{}`)
+		d.TimeoutMs = tt.timeoutMs
+		b.dispatch(d)
+		r := b.result(run, "a", failed)
+		require.Contains(t, r.GetError(), tt.wantErr, tt.name)
+		require.Equal(t, tt.permanent, r.GetPermanent(), tt.name)
+		if tt.output != "" {
+			require.JSONEq(t, tt.output, string(r.GetOutput()), tt.name)
+		} else {
+			require.Empty(t, r.GetOutput(), tt.name)
+		}
+	}
+}
+
+func TestStartNoticePrecedesResult(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	h := worker.HandlerFunc(func(ctx context.Context, _ *worker.Task) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "done", nil
+	})
+	b := setup(t, map[string]worker.Handler{"wait": h}, func(c *worker.Config) { c.StartNotice = 10 * time.Millisecond })
+	b.dispatch(b.queued("run1", "a", "wait", `{}`))
+	r := b.result("run1", "a", running)
+	require.Equal(t, b.w.ID(), r.GetWorkerId())
+	require.NotZero(t, r.GetStartedAtMs())
+	close(release)
+	b.result("run1", "a", succeeded)
+	all := b.resultsOf("run1", "a")
+	require.Len(t, all, 2)
+	require.Equal(t, running, all[0].GetStatus())
+	var out string
+	require.NoError(t, json.Unmarshal(all[1].GetOutput(), &out))
+	require.Equal(t, "done", out)
+}

@@ -1,0 +1,70 @@
+package config
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Not parallel: t.Setenv changes the process environment.
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			want: func(t *testing.T, c Config) {
+				require.Equal(t, []string{"127.0.0.1:19092"}, c.KafkaBrokers)
+				require.Equal(t, "redis://127.0.0.1:16379/0", c.RedisURL)
+				require.Equal(t, 4, c.Concurrency)
+				require.Equal(t, 20*time.Second, c.DrainTimeout)
+				require.Equal(t, slog.LevelInfo, c.LogLevel)
+			},
+		},
+		{
+			name: "set",
+			env: map[string]string{
+				"BRAID_KAFKA_BROKERS": "k1:9092, k2:9092,", "BRAID_WORKER_CONCURRENCY": "16",
+				"BRAID_WORKER_ID": "w1", "BRAID_REDIS_NAMESPACE": "ns:", "BRAID_LOG_LEVEL": "debug",
+				"BRAID_LLM_BASE_URL": "http://llm.local/v1", "BRAID_LLM_API_KEY": "secret",
+			},
+			want: func(t *testing.T, c Config) {
+				require.Equal(t, []string{"k1:9092", "k2:9092"}, c.KafkaBrokers)
+				s := c.Service()
+				require.Equal(t, 16, s.Concurrency)
+				require.Equal(t, "w1", s.ID)
+				require.Equal(t, "ns:", s.Keys.Namespace)
+				require.Equal(t, "secret", s.Handler.LLMAPIKey)
+				require.Equal(t, "http://llm.local/v1", s.Handler.LLMBaseURL)
+				require.Equal(t, slog.LevelDebug, c.LogLevel)
+			},
+		},
+		{
+			name:    "malformed values are all reported",
+			env:     map[string]string{"BRAID_WORKER_CONCURRENCY": "-2", "BRAID_LOG_LEVEL": "loud", "BRAID_WORKER_DRAIN_TIMEOUT": "soon"},
+			wantErr: "BRAID_WORKER_CONCURRENCY",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"BRAID_KAFKA_BROKERS", "BRAID_WORKER_CONCURRENCY", "BRAID_WORKER_ID", "BRAID_REDIS_NAMESPACE",
+				"BRAID_LOG_LEVEL", "BRAID_LLM_BASE_URL", "BRAID_LLM_API_KEY", "BRAID_WORKER_DRAIN_TIMEOUT", "BRAID_REDIS_URL"} {
+				t.Setenv(k, tt.env[k])
+			}
+			c, err := Load()
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				require.ErrorContains(t, err, "BRAID_LOG_LEVEL")
+				require.ErrorContains(t, err, "BRAID_WORKER_DRAIN_TIMEOUT")
+				return
+			}
+			require.NoError(t, err)
+			tt.want(t, c)
+		})
+	}
+}

@@ -1,0 +1,31 @@
+// Command worker runs a Braid worker with the built-in handlers (noop, shell,
+// http, llm, transform, simulate). Configuration: BRAID_* environment
+// variables, listed in internal/config.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/braidhq/braid/services/worker/internal/config"
+	"github.com/braidhq/braid/services/worker/workersvc"
+)
+
+func main() {
+	env, err := config.Load()
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
+	if err != nil {
+		logger.Error("worker cannot start", "err", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = workersvc.Run(ctx, env.Service(), logger)
+	stop()
+	if err != nil {
+		logger.Error("worker failed", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,83 @@
+// Package workersvc wires Braid's worker service: Redis, Kafka topics, the
+// built-in handlers of pkg/handler and the pkg/worker runtime. Run is
+// exported so that `braid dev` and the e2e suite can run workers in one
+// process with the other services.
+package workersvc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/worker"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/redis/go-redis/v9"
+)
+
+// ClientID is the Kafka client id of worker services.
+const ClientID = "braid-worker"
+
+// redisDialTimeout bounds connecting to Redis at start-up.
+const redisDialTimeout = 10 * time.Second
+
+// Config configures one worker service. Zero fields take pkg/worker's defaults.
+type Config struct {
+	// ID names the worker; default "<hostname>-<pid>-<random hex>".
+	ID string
+	// Bus is the Kafka configuration; an empty ClientID becomes ClientID.
+	Bus eventbus.Config
+	// Redis is an open client to use. When nil, Run connects to RedisURL and
+	// closes that connection when it returns.
+	Redis redis.UniversalClient
+	// RedisURL is redis://[user:pass@]host:port/db (rediss:// for TLS); used when Redis is nil.
+	RedisURL string
+	// Keys builds Redis keys (its Namespace isolates tests and tenants).
+	Keys statestore.Keys
+	// Concurrency is the most tasks run at once (BRAID_WORKER_CONCURRENCY); default 4.
+	Concurrency int
+	// DrainTimeout bounds how long in-flight tasks may finish on shutdown; default 20s.
+	DrainTimeout time.Duration
+	// Handler configures the built-in handlers (LLM endpoint and key, output caps).
+	Handler handler.Config
+	// Extra handlers are added to the built-ins; one with a built-in's name replaces it.
+	Extra map[string]worker.Handler
+}
+
+// Run runs a worker until ctx is done, then drains it (see pkg/worker) and
+// returns nil; it returns an error when it cannot start or fetching fails.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	if err := cfg.Handler.Validate(); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	rdb := cfg.Redis
+	if rdb == nil {
+		c, err := statestore.NewClient(ctx, cfg.RedisURL, redisDialTimeout)
+		if err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		defer c.Close()
+		rdb = c
+	}
+	if cfg.Bus.ClientID == "" {
+		cfg.Bus.ClientID = ClientID
+	}
+	// EnsureTopics also creates each topic's dead-letter topic.
+	if err := eventbus.EnsureTopics(ctx, cfg.Bus, eventsv1.TopicTaskDispatch, eventsv1.TopicTaskComplete); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	handlers := handler.Builtins(cfg.Handler)
+	maps.Copy(handlers, cfg.Extra)
+	w, err := worker.New(worker.Config{
+		ID: cfg.ID, Bus: cfg.Bus, Redis: rdb, Keys: cfg.Keys, Handlers: handlers,
+		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx)
+}
