@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
@@ -39,7 +40,8 @@ type planNode struct {
 func NewPlan(g *dag.Graph) (*Plan, error) {
 	p := &Plan{Graph: g, nodes: make([]planNode, len(g.Def.Nodes))}
 	for i, n := range g.Def.Nodes {
-		pn := planNode{config: decodeJSON(n.Config), hasTmpl: bytes.Contains(n.Config, []byte("<<"))}
+		cfg := decodeJSON(n.Config)
+		pn := planNode{config: cfg, hasTmpl: holdsMarker(cfg)}
 		if n.When != "" {
 			prog, err := expr.Compile(n.When, expr.AllowUndefinedVariables(), expr.AsBool())
 			if err != nil {
@@ -109,4 +111,27 @@ func decodeForExpr(b json.RawMessage) any {
 		return nil
 	}
 	return v
+}
+
+// holdsMarker reports whether any string in a decoded JSON value contains
+// "<<" (a template or an escaped literal). The raw bytes cannot tell: JSON
+// may spell '<' as \u003c.
+func holdsMarker(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.Contains(x, "<<")
+	case []any:
+		for _, e := range x {
+			if holdsMarker(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if holdsMarker(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFanInRaceDispatchesJoinOnce runs many runs whose 50 parents finish at
+// the same moment, with two orchestrators and several workers, and counts
+// the task.dispatch messages of the join: exactly one per run.
+//
+// Not parallel: it is the heaviest engine test and runs alone before the
+// parallel ones, so their timeouts do not depend on sharing two cores with it.
+func TestFanInRaceDispatchesJoinOnce(t *testing.T) {
+	runs := 1000
+	if testing.Short() {
+		runs = 100
+	}
+	e := startEngine(t, engineOpts{orchestrators: 2, workers: 3, concurrency: 16})
+	nodes := []dag.Node{{ID: "root", Handler: "noop"}}
+	join := dag.Node{ID: "join", Handler: "noop"}
+	for i := 0; i < 50; i++ {
+		id := fmt.Sprintf("p%02d", i)
+		nodes = append(nodes, dag.Node{ID: id, Handler: "noop", DependsOn: []string{"root"}})
+		join.DependsOn = append(join.DependsOn, id)
+	}
+	def, err := json.Marshal(dag.Definition{Name: "fanin", Nodes: append(nodes, join)})
+	require.NoError(t, err)
+	name, v := e.register(def)
+
+	counter, err := eventbus.NewConsumer(e.bus, "fanin-dispatch-counter", eventsv1.TopicTaskDispatch)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = counter.Close() })
+
+	ids := make([]string, runs)
+	for i := range ids {
+		ids[i] = e.start(name, v, `{}`)
+	}
+	for _, id := range ids {
+		st := e.wait(id, 3*time.Minute)
+		require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	}
+	joins := countDispatches(t, counter, runs*52, "join")
+	require.Len(t, joins, runs)
+	for id, n := range joins {
+		require.Equal(t, 1, n, "run %s: join dispatched %d times", id, n)
+	}
+}
+
+// countDispatches reads exactly total dispatches and returns, per run, how
+// many were for node.
+func countDispatches(t *testing.T, c *eventbus.Consumer, total int, node string) map[string]int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	per := map[string]int{}
+	seen := 0
+	for seen < total {
+		msgs, err := c.Fetch(ctx, 1000)
+		require.NoError(t, err, "read %d of %d dispatches", seen, total)
+		for _, m := range msgs {
+			var d eventsv1.TaskDispatch
+			require.NoError(t, eventbus.Decode(m, &d))
+			seen++
+			if d.NodeId == node {
+				per[d.RunId]++
+			}
+		}
+	}
+	return per
+}

@@ -1,0 +1,37 @@
+module github.com/braidhq/braid/e2e
+
+go 1.26.0
+
+require (
+	github.com/braidhq/braid/pkg v0.0.0
+	github.com/braidhq/braid/proto-events v0.0.0
+	github.com/braidhq/braid/services/orchestrator v0.0.0
+	github.com/braidhq/braid/services/worker v0.0.0
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/bsm/redislock v0.9.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/expr-lang/expr v1.17.8 // indirect
+	github.com/itchyny/gojq v0.12.20 // indirect
+	github.com/itchyny/timefmt-go v0.1.9 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/segmentio/kafka-go v0.4.51 // indirect
+	github.com/twmb/franz-go v1.22.2 // indirect
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace (
+	github.com/braidhq/braid/pkg => ../pkg
+	github.com/braidhq/braid/proto-events => ../proto-events
+	github.com/braidhq/braid/services/orchestrator => ../services/orchestrator
+	github.com/braidhq/braid/services/worker => ../services/worker
+)

@@ -1,0 +1,49 @@
+// Command orchestrator runs Braid's orchestrator: dependency resolution,
+// retries, timeouts and run completion. Configuration: BRAID_* environment
+// variables (see README.md).
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/services/orchestrator/internal/config"
+	"github.com/braidhq/braid/services/orchestrator/orchsvc"
+)
+
+func main() {
+	env, err := config.Load()
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
+	if err != nil {
+		logger.Error("orchestrator cannot start", "err", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, env, logger); err != nil {
+		logger.Error("orchestrator failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
+	rdb, err := statestore.NewClient(ctx, env.RedisURL, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	return orchsvc.Run(ctx, orchsvc.Config{
+		ID:      env.ID,
+		Bus:     eventbus.Config{Brokers: env.KafkaBrokers, ClientID: "braid-orchestrator", Partitions: env.Partitions, TopicPrefix: env.TopicPrefix},
+		Redis:   rdb,
+		Keys:    statestore.Keys{Namespace: env.RedisNamespace},
+		LockTTL: env.LockTTL,
+		Logger:  logger,
+	})
+}

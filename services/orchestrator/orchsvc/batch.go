@@ -1,0 +1,199 @@
+package orchsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/services/orchestrator/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// runBatch is one run's share of a batch.
+type runBatch struct {
+	run    string
+	events []inbound
+	o      *owned
+	eff    *core.Effects
+	write  statestore.RunWrite
+	cmd    *redis.Cmd
+}
+
+// maxStaleRetries bounds how often a run's events are re-applied after the
+// fence refused a write (the lock moved during the batch).
+const maxStaleRetries = 3
+
+// handleBatch applies a fetched batch: group by run, apply, persist in one
+// pipeline, publish, commit. Failures (Redis or the broker down, a lock that
+// cannot be had) are retried with backoff until they pass or ctx ends; the
+// offsets stay uncommitted meanwhile, so nothing is lost if the process dies.
+func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message) {
+	backoff := 50 * time.Millisecond
+	for {
+		err := s.tryBatch(context.WithoutCancel(ctx), msgs)
+		if err == nil {
+			break
+		}
+		s.log.Error("batch failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
+		s.disownAll(ctx)
+		if sleep(ctx, backoff); ctx.Err() != nil {
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	if err := s.cons.Commit(context.WithoutCancel(ctx), msgs...); err != nil {
+		// A rebalance moved the partition: its new owner gets the records
+		// again and the core ignores what was already applied.
+		s.log.Warn("commit failed; records will be redelivered", "messages", len(msgs), "err", err)
+	}
+}
+
+func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
+	now := time.Now().UnixMilli()
+	groups, err := s.group(ctx, msgs, now)
+	if err != nil {
+		return err
+	}
+	for try := 0; len(groups) > 0; try++ {
+		if try == maxStaleRetries {
+			return fmt.Errorf("fence kept moving for %d runs", len(groups))
+		}
+		for _, g := range groups {
+			if err := s.apply(ctx, g); err != nil {
+				return err
+			}
+		}
+		if groups, err = s.persist(ctx, groups); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// group decodes msgs into per-run batches in arrival order; poison messages
+// go to their dead-letter topic.
+func (s *Service) group(ctx context.Context, msgs []eventbus.Message, now int64) ([]*runBatch, error) {
+	byRun := map[string]*runBatch{}
+	var order []*runBatch
+	for _, m := range msgs {
+		in, err := decode(m, now)
+		if err == nil && in.start != nil {
+			_, err = s.plans.get(ctx, in.start.Workflow, int(in.start.Version))
+			if err != nil && !errors.Is(err, statestore.ErrNotFound) && !errors.Is(err, errBadDefinition) {
+				return nil, err // Redis trouble: retry the batch later
+			}
+		}
+		if err != nil {
+			if err := s.deadLetter(ctx, m, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		g := byRun[in.run]
+		if g == nil {
+			g = &runBatch{run: in.run}
+			byRun[in.run] = g
+			order = append(order, g)
+		}
+		g.events = append(g.events, in)
+	}
+	return order, nil
+}
+
+func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason error) error {
+	s.log.Warn("dead-lettering message", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "err", reason)
+	if err := s.prod.DeadLetter(ctx, m, reason.Error()); err != nil {
+		return fmt.Errorf("dead-letter %s@%d: %w", m.Topic, m.Offset, err)
+	}
+	return nil
+}
+
+// apply takes the run's lock if needed and applies its events to the core.
+func (s *Service) apply(ctx context.Context, g *runBatch) error {
+	g.eff, g.cmd = &core.Effects{}, nil
+	o, err := s.acquire(ctx, g.run)
+	if err != nil {
+		return err
+	}
+	g.o = o
+	for _, in := range g.events {
+		s.applyOne(ctx, g, in)
+	}
+	return nil
+}
+
+// applyOne applies one event, creating the run on its first start.
+func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
+	if g.o.run == nil {
+		if in.start == nil {
+			g.eff.History = append(g.eff.History, "event for a run that does not exist ignored")
+			s.log.Warn("event for unknown run", "run_id", g.run)
+			return
+		}
+		r, err := s.newRun(ctx, in)
+		if err != nil {
+			s.log.Warn("run input rejected", "run_id", g.run, "err", err)
+		}
+		g.o.run = r
+		if err != nil {
+			r.Reject(err.Error(), in.ev.(core.Start).Now, g.eff)
+			return
+		}
+	}
+	if in.ref != "" {
+		s.loadRef(ctx, &in)
+	}
+	g.o.run.Apply(in.ev, g.eff)
+}
+
+// loadRef replaces a result's output reference by the stored output.
+func (s *Service) loadRef(ctx context.Context, in *inbound) {
+	res := in.ev.(core.Result)
+	b, err := s.rdb.Get(ctx, in.ref).Bytes()
+	if err != nil {
+		res.Status, res.Error, res.Permanent = core.ResultFailed, fmt.Sprintf("output reference %s unreadable: %v", in.ref, err), false
+	} else {
+		res.Output = b
+	}
+	in.ev = res
+}
+
+// persist writes every run's effects in one pipeline and publishes what
+// follows. It returns the runs whose writes the fence refused, to re-apply.
+func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch, error) {
+	pipe := s.rdb.Pipeline()
+	for _, g := range groups {
+		if g.eff.Empty() && !g.eff.Created {
+			continue
+		}
+		g.write = s.toWrite(g)
+		g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
+		s.queueIndexes(ctx, pipe, g)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("persist: %w", err)
+	}
+	var retry []*runBatch
+	var out []eventbus.Message
+	for _, g := range groups {
+		switch {
+		case g.cmd == nil:
+		case g.cmd.Val() == int64(statestore.WriteApplied):
+			msgs, err := s.messages(g)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, msgs...)
+		default:
+			s.StaleWrites.Add(1)
+			s.log.Warn("fence refused write; reloading run", "run_id", g.run)
+			delete(s.owned, g.run)
+			retry = append(retry, g)
+		}
+	}
+	s.publish(ctx, out)
+	return retry, nil
+}

@@ -1,0 +1,82 @@
+// Package orchsvc is the orchestrator service's shell around the pure
+// decision core: it consumes workflow.start, workflow.control and
+// task.complete in batches, holds a per-run lock with a fencing token,
+// applies events to the core, persists the effects in one pipelined round
+// trip, then publishes dispatches and run events and commits offsets.
+package orchsvc
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/redis/go-redis/v9"
+)
+
+// GroupID is the orchestrators' consumer group.
+const GroupID = "braid-orchestrator"
+
+// Config configures an orchestrator.
+type Config struct {
+	// ID names this orchestrator in logs and lock metadata; default hostname-pid.
+	ID string
+	// Bus is the Kafka configuration.
+	Bus eventbus.Config
+	// Redis is the state store client (required).
+	Redis *redis.Client
+	// Keys builds Redis keys (namespace for tests).
+	Keys statestore.Keys
+	// Group is the consumer group; default GroupID.
+	Group string
+	// BatchMax bounds the messages handled in one batch; default 1000.
+	BatchMax int
+	// LockTTL is the run lock's time to live; it is refreshed every LockTTL/3
+	// while held. Default 6s.
+	LockTTL time.Duration
+	// IdleRelease releases a run's lock after this long without events; default 1s.
+	IdleRelease time.Duration
+	// LockWait bounds the wait for a run lock held by another orchestrator
+	// (during a rebalance); default 20s.
+	LockWait time.Duration
+	// TimerPoll is how often due durable timers are looked for; default 100ms.
+	TimerPoll time.Duration
+	// Logger receives structured logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	host, _ := os.Hostname()
+	c.ID = cmp.Or(c.ID, fmt.Sprintf("%s-%d", host, os.Getpid()))
+	c.Group = cmp.Or(c.Group, GroupID)
+	c.BatchMax = cmp.Or(c.BatchMax, 1000)
+	c.LockTTL = cmp.Or(c.LockTTL, 6*time.Second)
+	c.IdleRelease = cmp.Or(c.IdleRelease, time.Second)
+	c.LockWait = cmp.Or(c.LockWait, 20*time.Second)
+	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Redis == nil {
+		errs = append(errs, errors.New("Redis client is required"))
+	}
+	if len(c.Bus.Brokers) == 0 {
+		errs = append(errs, errors.New("Bus.Brokers is required"))
+	}
+	if c.LockTTL < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("LockTTL %s is below 100ms", c.LockTTL))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("orchestrator config: %w", err)
+	}
+	return nil
+}

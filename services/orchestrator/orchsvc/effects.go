@@ -1,0 +1,175 @@
+package orchsvc
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/braidhq/braid/services/orchestrator/core"
+	"github.com/redis/go-redis/v9"
+)
+
+// newRun builds a run from its start request. A run whose input is rejected
+// is still returned (to be recorded as failed) together with the error.
+func (s *Service) newRun(ctx context.Context, in inbound) (*core.Run, error) {
+	st := in.start
+	plan, err := s.plans.get(ctx, st.Workflow, int(st.Version))
+	if err != nil {
+		return nil, err
+	}
+	return core.NewRun(st.RunId, int(st.Version), plan, st.Input, in.ev.(core.Start).Now)
+}
+
+// toWrite turns a run's effects into one fenced Redis write.
+func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
+	r, eff := g.o.run, g.eff
+	if len(eff.Changes) > 0 || eff.RunStatusChanged() {
+		r.Seq++
+		eff.RunChanged = true
+	}
+	w := statestore.RunWrite{Run: g.run, Fence: g.o.fence, Create: eff.Created,
+		Nodes: make(map[string][]byte, len(eff.Nodes)), Outputs: make(map[string][]byte, len(eff.Outputs))}
+	if eff.RunChanged || eff.Created {
+		w.RunFields = runFields(r, eff.Created, g.events)
+	}
+	for _, i := range eff.Nodes {
+		w.Nodes[r.NodeID(i)] = r.Nodes[i].Encode()
+	}
+	for _, i := range eff.Outputs {
+		w.Outputs[r.NodeID(i)] = r.Outputs[i]
+	}
+	for _, i := range eff.ClearedOutputs {
+		w.ClearOutputs = append(w.ClearOutputs, r.NodeID(i))
+	}
+	ts := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, h := range eff.History {
+		w.History = append(w.History, ts+" "+h)
+	}
+	return w
+}
+
+func runFields(r *core.Run, created bool, events []inbound) map[string]string {
+	f := map[string]string{
+		statestore.FieldStatus: string(r.Status), statestore.FieldStarted: itoa(r.StartedAt),
+		statestore.FieldFinished: itoa(r.FinishedAt), statestore.FieldError: r.Error,
+		statestore.FieldSeq: strconv.FormatUint(r.Seq, 10), statestore.FieldPaused: boolStr(r.Paused),
+	}
+	if created {
+		f[statestore.FieldWorkflow], f[statestore.FieldVersion] = r.Workflow, strconv.Itoa(r.Version)
+		f[statestore.FieldInput], f[statestore.FieldCreated] = string(r.Input), itoa(r.CreatedAt)
+		for _, in := range events {
+			if in.start != nil {
+				f[statestore.FieldRequestedBy] = in.start.RequestedBy
+			}
+		}
+	}
+	return f
+}
+
+// queueIndexes keeps the run indexes and durable timers in step with a
+// write. They live outside the run's hash slot, so they ride in the same
+// pipeline but not in the same script; the reconciler repairs the rare gap.
+func (s *Service) queueIndexes(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
+	r, eff := g.o.run, g.eff
+	score := float64(r.CreatedAt)
+	if eff.Created {
+		pipe.ZAdd(ctx, s.keys.AllRuns(), redis.Z{Score: score, Member: g.run})
+		pipe.ZAdd(ctx, s.keys.WorkflowRuns(r.Workflow), redis.Z{Score: score, Member: g.run})
+	}
+	if eff.RunStatusChanged() {
+		if r.Status.Terminal() {
+			pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
+		} else {
+			pipe.ZAdd(ctx, s.keys.ActiveRuns(), redis.Z{Score: score, Member: g.run})
+		}
+	}
+	for _, t := range eff.Timers {
+		m := statestore.Timer{Run: g.run, Kind: int(timerKind(t.Kind)), Node: t.Node, Instance: t.Instance, Attempt: t.Attempt}
+		pipe.ZAdd(ctx, s.keys.Timers(), redis.Z{Score: float64(t.At), Member: m.Member()})
+	}
+}
+
+func timerKind(k core.TimerKind) eventsv1.TimerKind {
+	switch k {
+	case core.TimerRetry:
+		return eventsv1.TimerKind_TIMER_KIND_RETRY
+	case core.TimerDeadline:
+		return eventsv1.TimerKind_TIMER_KIND_DEADLINE
+	case core.TimerRunDeadline:
+		return eventsv1.TimerKind_TIMER_KIND_RUN_DEADLINE
+	}
+	return eventsv1.TimerKind_TIMER_KIND_UNSPECIFIED
+}
+
+// messages builds the dispatches and the run event a persisted write implies.
+func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
+	r, eff := g.o.run, g.eff
+	out := make([]eventbus.Message, 0, len(eff.Dispatches)+1)
+	for _, d := range eff.Dispatches {
+		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, g.run, &eventsv1.TaskDispatch{
+			RunId: g.run, Workflow: r.Workflow, Version: int32(r.Version), NodeId: r.NodeID(d.Node),
+			Instance: int32(d.Instance), Count: int32(d.Count), Attempt: int32(d.Attempt), Handler: d.Handler,
+			Config: d.Config, IdempotencyKey: d.IdempotencyKey, TimeoutMs: d.TimeoutMs,
+			HeartbeatTimeoutMs: d.HeartbeatTimeout, DispatchedAtMs: r.Nodes[d.Node].QueuedAt,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("encode dispatch run=%s: %w", g.run, err)
+		}
+		out = append(out, m)
+	}
+	if len(eff.Changes) == 0 && !eff.RunStatusChanged() {
+		return out, nil
+	}
+	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowEvents, g.run, runEvent(r, eff))
+	if err != nil {
+		return nil, fmt.Errorf("encode run event run=%s: %w", g.run, err)
+	}
+	return append(out, m), nil
+}
+
+func runEvent(r *core.Run, eff *core.Effects) *eventsv1.RunEvent {
+	ev := &eventsv1.RunEvent{RunId: r.ID, Seq: r.Seq, AtMs: time.Now().UnixMilli(), Workflow: r.Workflow, Version: int32(r.Version)}
+	if eff.RunStatusChanged() {
+		ev.RunStatus, ev.Detail = r.Status.Proto(), r.Error
+	}
+	for _, c := range eff.Changes {
+		ev.Nodes = append(ev.Nodes, &eventsv1.NodeChange{NodeId: r.NodeID(c.Node), Instance: int32(c.Instance),
+			Attempt: int32(c.Attempt), State: c.State.Proto(), Detail: c.Detail, WorkerId: c.Worker, AtMs: c.At})
+	}
+	return ev
+}
+
+// publish sends the batch's messages. The state they follow from is already
+// stored, so it retries until the broker acknowledges or shutdown: giving up
+// early would leave queued nodes that no worker was told about until the
+// reconciler's next pass.
+func (s *Service) publish(ctx context.Context, msgs []eventbus.Message) {
+	backoff := 20 * time.Millisecond
+	for len(msgs) > 0 {
+		err := s.prod.Publish(ctx, msgs...)
+		if err == nil {
+			return
+		}
+		s.log.Warn("publish failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
+		select {
+		case <-s.stopping:
+			s.log.Error("shutting down with unpublished messages; the reconciler re-sends dispatches", "messages", len(msgs))
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func boolStr(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,135 @@
+package orchsvc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/braidhq/braid/services/orchestrator/core"
+	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
+)
+
+// Service is one orchestrator. Its event loop is a single goroutine, so the
+// owned-run cache needs no locking; the timer poller runs beside it and only
+// publishes.
+type Service struct {
+	cfg    Config
+	log    *slog.Logger
+	rdb    *redis.Client
+	keys   statestore.Keys
+	locker *redislock.Client
+	cons   *eventbus.Consumer
+	prod   *eventbus.Producer
+	plans  *planCache
+	owned  map[string]*owned
+	leases *leases
+	// stopping closes when Run's context ends (ends publish retries).
+	stopping <-chan struct{}
+
+	// StaleWrites counts writes the fence refused (a lock lost mid-batch).
+	StaleWrites atomic.Int64
+}
+
+// New validates cfg and connects to Kafka. Call Run to start.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := eventbus.EnsureTopics(ctx, cfg.Bus, eventsv1.Topics...); err != nil {
+		return nil, fmt.Errorf("orchestrator: %w", err)
+	}
+	if err := statestore.LoadScripts(ctx, cfg.Redis); err != nil {
+		return nil, fmt.Errorf("orchestrator: %w", err)
+	}
+	prod, err := eventbus.NewProducer(cfg.Bus)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator producer: %w", err)
+	}
+	cons, err := eventbus.NewConsumer(cfg.Bus, cfg.Group,
+		eventsv1.TopicWorkflowStart, eventsv1.TopicWorkflowControl, eventsv1.TopicTaskComplete)
+	if err != nil {
+		_ = prod.Close()
+		return nil, fmt.Errorf("orchestrator consumer: %w", err)
+	}
+	return &Service{
+		cfg: cfg, log: cfg.Logger.With("component", "orchestrator", "orchestrator_id", cfg.ID),
+		rdb: cfg.Redis, keys: cfg.Keys, locker: redislock.New(cfg.Redis),
+		cons: cons, prod: prod, owned: map[string]*owned{},
+		leases: newLeases(cfg.Redis, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
+		plans:  &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
+	}, nil
+}
+
+// Run handles events until ctx is done, then stops consuming, finishes the
+// batch in hand, releases its locks and closes its clients.
+func (s *Service) Run(ctx context.Context) error {
+	defer s.close()
+	s.stopping = ctx.Done()
+	batches := make(chan []eventbus.Message)
+	pumpCtx, stopPump := context.WithCancel(ctx)
+	defer stopPump()
+	go s.pump(pumpCtx, batches)
+	go s.pollTimers(pumpCtx)
+	go s.leases.keepAlive(pumpCtx, min(s.cfg.LockTTL/3, s.cfg.IdleRelease/2))
+	s.log.Info("orchestrator started", "group", s.cfg.Group)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case msgs := <-batches:
+			s.handleBatch(ctx, msgs)
+		}
+	}
+}
+
+// pump fetches batches; the unbuffered channel keeps at most one batch
+// waiting while another is handled. Fetch errors (broker down) are retried.
+func (s *Service) pump(ctx context.Context, out chan<- []eventbus.Message) {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		msgs, err := s.cons.Fetch(ctx, s.cfg.BatchMax)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("fetch failed; retrying", "err", err, "backoff", backoff)
+				sleep(ctx, backoff)
+				backoff = min(2*backoff, 5*time.Second)
+			}
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		select {
+		case out <- msgs:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func (s *Service) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.disownAll(ctx)
+	if err := s.cons.Close(); err != nil {
+		s.log.Warn("close consumer", "err", err)
+	}
+	if err := s.prod.Close(); err != nil {
+		s.log.Warn("close producer", "err", err)
+	}
+	s.log.Info("orchestrator stopped")
+}
