@@ -16,7 +16,6 @@ const (
 	DefaultClientID          = "braid"
 	DefaultPartitions        = 6
 	DefaultReplicationFactor = 1
-	DefaultBatchTimeout      = 2 * time.Millisecond
 	DefaultSessionTimeout    = 6 * time.Second
 	DefaultHeartbeatInterval = 1 * time.Second
 	DefaultRebalanceTimeout  = 5 * time.Second
@@ -46,11 +45,6 @@ type Config struct {
 	Partitions int
 	// ReplicationFactor of topics created by EnsureTopics. Default 1.
 	ReplicationFactor int
-	// BatchTimeout bounds how long the writer holds an incomplete batch
-	// before sending it. With one record per batch (this package's setting)
-	// no batch is ever incomplete, so it is only a safety bound. Default 2 ms
-	// (kafka-go's own default of 1 s would delay every Publish by a second).
-	BatchTimeout time.Duration
 	// SessionTimeout is how long a consumer may go without a heartbeat before
 	// the group coordinator evicts it and reassigns its partitions. Kafka's
 	// and kfake's minimum is 6 s. Default 6 s.
@@ -90,7 +84,6 @@ func (c Config) withDefaults() Config {
 	c.ClientID = cmp.Or(c.ClientID, DefaultClientID)
 	c.Partitions = cmp.Or(c.Partitions, DefaultPartitions)
 	c.ReplicationFactor = cmp.Or(c.ReplicationFactor, DefaultReplicationFactor)
-	c.BatchTimeout = cmp.Or(c.BatchTimeout, DefaultBatchTimeout)
 	c.SessionTimeout = cmp.Or(c.SessionTimeout, DefaultSessionTimeout)
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.RebalanceTimeout = cmp.Or(c.RebalanceTimeout, DefaultRebalanceTimeout)
@@ -120,7 +113,6 @@ func (c Config) validate() error {
 		{"partitions", c.Partitions, c.Partitions < 0},
 		{"replication factor", c.ReplicationFactor, c.ReplicationFactor < 0},
 		{"fetch buffer", c.FetchBuffer, c.FetchBuffer < 0},
-		{"batch timeout", c.BatchTimeout, c.BatchTimeout < 0},
 		{"session timeout", c.SessionTimeout, c.SessionTimeout < 0},
 		{"heartbeat interval", c.HeartbeatInterval, c.HeartbeatInterval < 0},
 		{"rebalance timeout", c.RebalanceTimeout, c.RebalanceTimeout < 0},

@@ -13,7 +13,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Config{
 		Brokers: []string{"b:9092"}, ClientID: "braid", Partitions: 6, ReplicationFactor: 1,
-		BatchTimeout: 2 * time.Millisecond, SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second,
+		SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second,
 		RebalanceTimeout: 5 * time.Second, JoinGroupBackoff: 250 * time.Millisecond, MaxWait: 250 * time.Millisecond,
 		AdminTimeout: 10 * time.Second, FetchBuffer: 64,
 	}, got)

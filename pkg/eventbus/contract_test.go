@@ -265,15 +265,32 @@ func testDeadLetter(t *testing.T, k *testinfra.Kafka) {
 	}, dm.Headers)
 }
 
-// testPublishIgnoresTimer: with a batch timeout far beyond the test's
-// deadline, a one-record Publish still returns, so it never waits for the
-// writer's batch timer.
+// testPublishIgnoresTimer: one-record publishes return one after another
+// (no batch timer), and a many-record Publish for one key keeps its order.
 func testPublishIgnoresTimer(t *testing.T, k *testinfra.Kafka) {
 	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	b.cfg.BatchTimeout = 10 * waitFor
 	p := b.producer(t)
 	for i := range 3 {
 		require.NoError(t, p.Publish(testCtx(t), result(t, "run-1", i)))
+	}
+	var many []Message
+	for i := 3; i < 203; i++ {
+		many = append(many, result(t, "run-1", i))
+	}
+	require.NoError(t, p.Publish(testCtx(t), many...))
+	c := b.consumer(t, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete)
+	var got []int32
+	for len(got) < 203 {
+		msgs, err := c.Fetch(testCtx(t), 500)
+		require.NoError(t, err)
+		for _, m := range msgs {
+			var r eventsv1.TaskResult
+			require.NoError(t, Decode(m, &r))
+			got = append(got, r.Attempt)
+		}
+	}
+	for i, a := range got {
+		require.EqualValues(t, i, a, "records of one key arrive in publish order")
 	}
 }
 

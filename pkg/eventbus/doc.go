@@ -4,9 +4,9 @@
 //   - Producer.Publish is synchronous and returns only after every record is
 //     acknowledged by all in-sync replicas (RequiredAcks=RequireAll). Records
 //     are partitioned by key with kafka.Hash, so one run's records stay in
-//     order in one partition. Each record is its own produce request
-//     (BatchSize 1), so a Publish costs about one round trip per partition
-//     and never waits for the writer's batch timer.
+//     order in one partition. A Publish sends one produce request per
+//     partition it touches, in parallel, so a batch costs about one round
+//     trip and never waits on a batch timer (kafka-go's Writer would).
 //   - Consumer.Fetch uses FetchMessage, never ReadMessage: nothing is
 //     committed until the caller calls Commit, after the effects of the
 //     messages are stored and their follow-ups published. Delivery is

@@ -33,10 +33,35 @@ func EnsureTopics(ctx context.Context, cfg Config, topics ...string) error {
 	defer cancel()
 	client, done := adminClient(cfg)
 	defer done()
-	if err := createTopics(ctx, client, cfg, names); err != nil {
+	if err := createMissing(ctx, client, cfg, names); err != nil {
 		return err
 	}
 	return waitTopics(ctx, client, names)
+}
+
+// createMissing creates the topics metadata does not show yet, retrying
+// transient errors until ctx ends: processes racing to create the same
+// topics get "broker not available" from kfake while the first creation is
+// still settling.
+func createMissing(ctx context.Context, client *kafka.Client, cfg Config, names []string) error {
+	tick := time.NewTicker(topicPoll)
+	defer tick.Stop()
+	for {
+		missing, err := unreadyTopics(ctx, client, names)
+		if err == nil && len(missing) == 0 {
+			return nil
+		}
+		if err == nil {
+			if err = createTopics(ctx, client, cfg, missing); err == nil {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ensure topics %v: %w (last error: %v)", names, ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
 }
 
 // requireTopics reports an error unless every wire topic in names exists
