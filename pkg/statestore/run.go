@@ -32,7 +32,8 @@ type RunWrite struct {
 	// Fence is the token obtained with the run's lock; the write is refused
 	// if the stored fence moved on (another holder took the lock).
 	Fence int64
-	// Create refuses the write if the run already exists (first start only).
+	// Create refuses the write if the run's node records already exist (first
+	// start only). A run record the api pre-wrote as pending does not count.
 	Create bool
 	// RunFields, Nodes and Outputs are HSET into the run, nodes and outputs hashes.
 	RunFields map[string]string
@@ -48,7 +49,7 @@ type RunWrite struct {
 const (
 	WriteApplied = 1
 	WriteStale   = 0 // fence moved on: the writer no longer holds the run
-	WriteExists  = 2 // Create on an existing run
+	WriteExists  = 2 // Create on a run that was already started
 )
 
 // applyScript applies a RunWrite atomically.
@@ -57,13 +58,13 @@ const (
 //	ARGV[1] fence token  ARGV[2] create (0|1)  ARGV[3] history cap
 //	ARGV[4..8] counts: run field pairs, node pairs, output pairs, cleared outputs, history lines
 //	ARGV[9..] the pairs and lists, in that order
-//	returns 1 applied, 0 stale fence, 2 create refused (run exists)
+//	returns 1 applied, 0 stale fence, 2 create refused (the run was already started)
 //
 // Idempotent: every write is an overwrite of the same values, and a replay
 // after success is either applied again identically or refused by Create.
 var applyScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
 local pos = 9
 local function hset(key, pairs)
   local i = 0
@@ -145,6 +146,10 @@ type StoredRun struct {
 
 // Exists reports whether the run record was found.
 func (s StoredRun) Exists() bool { return len(s.Fields) > 0 }
+
+// Started reports whether the orchestrator has started the run (its node
+// records exist); a run the api recorded as pending has not.
+func (s StoredRun) Started() bool { return len(s.Nodes) > 0 }
 
 // LoadRun reads a run's hashes in one round trip.
 func (k Keys) LoadRun(ctx context.Context, rdb redis.Cmdable, run string) (StoredRun, error) {

@@ -61,8 +61,8 @@ func (s *Service) load(ctx context.Context, run string) (*owned, error) {
 	}
 	o := &owned{fence: fence.Val()}
 	stored := statestore.StoredRun{Fields: f.Val(), Nodes: n.Val(), Outputs: out.Val()}
-	if !stored.Exists() {
-		return o, nil
+	if !stored.Started() {
+		return o, nil // unknown, or recorded as pending by the api: a start creates it
 	}
 	r, err := s.restore(ctx, run, stored)
 	if err != nil {

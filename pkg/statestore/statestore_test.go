@@ -1,0 +1,181 @@
+package statestore_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+type bundle struct {
+	ctx  context.Context
+	rdb  *redis.Client
+	keys statestore.Keys
+}
+
+func setup(t *testing.T) bundle {
+	t.Helper()
+	srv := testinfra.StartRedis(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	require.NoError(t, statestore.LoadScripts(ctx, rdb))
+	return bundle{ctx: ctx, rdb: rdb, keys: statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}}
+}
+
+func (b bundle) putNode(t *testing.T, run, node string, rec runstate.NodeRecord) {
+	t.Helper()
+	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes(run), node, rec.Encode()).Err())
+}
+
+func TestClaimAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 2})
+	a := statestore.Attempt{Run: "r1", Node: "A", Attempt: 2}
+	tests := []struct {
+		name   string
+		a      statestore.Attempt
+		worker string
+		want   statestore.ClaimResult
+	}{
+		{"first claim wins", a, "w1", statestore.ClaimOK},
+		{"same worker again is idempotent", a, "w1", statestore.ClaimOK},
+		{"another worker is refused", a, "w2", statestore.ClaimTaken},
+		{"stale attempt", statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, "w2", statestore.ClaimStale},
+		{"unknown node", statestore.Attempt{Run: "r1", Node: "Z", Attempt: 1}, "w2", statestore.ClaimUnknown},
+	}
+	for _, tc := range tests { // sequential: each step builds on the last
+		got, err := b.keys.ClaimAttempt(b.ctx, b.rdb, tc.a, tc.worker, time.Minute)
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, got, tc.name)
+	}
+	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeCancelled, Attempt: 2})
+	got, err := b.keys.Heartbeat(b.ctx, b.rdb, a, "w1", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimFinished, got, "heartbeat must tell the worker to stop a cancelled attempt")
+}
+
+func TestHeartbeatRetakesExpiredClaim(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeRunning, Attempt: 1})
+	a := statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}
+	got, err := b.keys.ClaimAttempt(b.ctx, b.rdb, a, "w1", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimOK, got)
+	require.NoError(t, b.rdb.Del(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Err()) // as if it expired
+	got, err = b.keys.Heartbeat(b.ctx, b.rdb, a, "w1", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimOK, got)
+	ttl, err := b.rdb.PTTL(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Result()
+	require.NoError(t, err)
+	require.Greater(t, ttl, 30*time.Second)
+	got, err = b.keys.Heartbeat(b.ctx, b.rdb, a, "w2", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimTaken, got)
+	require.NoError(t, b.keys.ReleaseClaim(b.ctx, b.rdb, a, "w2")) // not w2's: no-op
+	require.Equal(t, int64(1), b.rdb.Exists(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
+	require.NoError(t, b.keys.ReleaseClaim(b.ctx, b.rdb, a, "w1"))
+	require.Equal(t, int64(0), b.rdb.Exists(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
+}
+
+func write(t *testing.T, b bundle, w statestore.RunWrite) int64 {
+	t.Helper()
+	pipe := b.rdb.Pipeline()
+	cmd := b.keys.QueueWrite(b.ctx, pipe, w)
+	_, err := pipe.Exec(b.ctx)
+	require.NoError(t, err)
+	return cmd.Val().(int64)
+}
+
+func TestFencedWrite(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	old := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val()
+	w := statestore.RunWrite{Run: "r1", Fence: old, Create: true,
+		RunFields: map[string]string{statestore.FieldStatus: "running"},
+		Nodes:     map[string][]byte{"A": []byte(`{"s":"queued","a":1}`)},
+		Outputs:   map[string][]byte{"A": []byte(`1`)}, History: []string{"h1"}}
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, w))
+	require.EqualValues(t, statestore.WriteExists, write(t, b, w), "a second create is refused")
+
+	newer := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val() // another holder took the lock
+	w.Create, w.RunFields = false, map[string]string{statestore.FieldStatus: "failed"}
+	require.EqualValues(t, statestore.WriteStale, write(t, b, w), "the stale holder is fenced off")
+	require.Equal(t, "running", b.rdb.HGet(b.ctx, b.keys.Run("r1"), statestore.FieldStatus).Val())
+
+	w.Fence, w.ClearOutputs = newer, []string{"A"}
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, w))
+	st, err := b.keys.LoadRun(b.ctx, b.rdb, "r1")
+	require.NoError(t, err)
+	require.Equal(t, "failed", st.Fields[statestore.FieldStatus])
+	require.Empty(t, st.Outputs)
+	require.Equal(t, int64(2), b.rdb.LLen(b.ctx, b.keys.History("r1")).Val())
+}
+
+func TestLargeWriteIsChunked(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fence := b.rdb.Incr(b.ctx, b.keys.Fence("big")).Val()
+	nodes := make(map[string][]byte, 20000)
+	for i := 0; i < 20000; i++ {
+		nodes["n"+itoa(i)] = []byte(`{"s":"pending"}`)
+	}
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, statestore.RunWrite{Run: "big", Fence: fence, Create: true,
+		RunFields: map[string]string{"status": "running"}, Nodes: nodes}))
+	require.Equal(t, int64(20000), b.rdb.HLen(b.ctx, b.keys.Nodes("big")).Val())
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestWorkflowVersions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	now := time.Now()
+	v1, err := b.keys.PutWorkflow(b.ctx, b.rdb, "wf", []byte(`{"v":1}`), now)
+	require.NoError(t, err)
+	v2, err := b.keys.PutWorkflow(b.ctx, b.rdb, "wf", []byte(`{"v":2}`), now)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2}, []int{v1, v2})
+	def, v, err := b.keys.GetWorkflow(b.ctx, b.rdb, "wf", 0)
+	require.NoError(t, err)
+	require.Equal(t, 2, v)
+	require.JSONEq(t, `{"v":2}`, string(def))
+	def, _, err = b.keys.GetWorkflow(b.ctx, b.rdb, "wf", 1)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"v":1}`, string(def))
+	_, _, err = b.keys.GetWorkflow(b.ctx, b.rdb, "nope", 0)
+	require.ErrorIs(t, err, statestore.ErrNotFound)
+	_, _, err = b.keys.GetWorkflow(b.ctx, b.rdb, "wf", 9)
+	require.ErrorIs(t, err, statestore.ErrNotFound)
+}
+
+func TestTimerMemberRoundTrip(t *testing.T) {
+	t.Parallel()
+	tm := statestore.Timer{Run: "r-1", Kind: 2, Node: "n_1", Instance: 3, Attempt: 4}
+	got, err := statestore.ParseTimer(tm.Member())
+	require.NoError(t, err)
+	require.Equal(t, tm, got)
+	for _, bad := range []string{"", "a|b", "r|x|n|0|1", "|1|n|0|1"} {
+		_, err := statestore.ParseTimer(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestNodeFieldRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		node string
+		inst int
+	}{{"a", 0}, {"a-b", 7}, {"A_1", 12}} {
+		n, i := statestore.ParseNodeField(statestore.NodeField(tc.node, tc.inst))
+		require.Equal(t, tc.node, n)
+		require.Equal(t, tc.inst, i)
+	}
+}
