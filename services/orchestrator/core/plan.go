@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 )
@@ -35,18 +34,14 @@ type planNode struct {
 	hasTmpl   bool     // config holds at least one template
 }
 
-// NewPlan compiles g. It fails only if g holds something Validate should have
-// rejected.
+// NewPlan prepares g for execution. It fails only if g holds something
+// Validate should have rejected.
 func NewPlan(g *dag.Graph) (*Plan, error) {
 	p := &Plan{Graph: g, nodes: make([]planNode, len(g.Def.Nodes))}
 	for i, n := range g.Def.Nodes {
 		cfg := decodeJSON(n.Config)
 		pn := planNode{config: cfg, hasTmpl: holdsMarker(cfg)}
-		if n.When != "" {
-			prog, err := expr.Compile(n.When, expr.AllowUndefinedVariables(), expr.AsBool())
-			if err != nil {
-				return nil, fmt.Errorf("plan %s node %s: when: %w", g.Def.Name, n.ID, err)
-			}
+		if prog := g.When[i]; prog != nil {
 			pn.when, pn.whenNames = prog, identifiers(prog)
 		}
 		p.nodes[i] = pn
