@@ -66,19 +66,29 @@ func createMissing(ctx context.Context, client *kafka.Client, cfg Config, names 
 
 // requireTopics reports an error unless every wire topic in names exists
 // with a leader for each partition, asking within cfg.AdminTimeout.
+// Transport errors (a loaded broker timing out a read) are retried; a
+// missing topic is reported at once.
 func requireTopics(cfg Config, names []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.AdminTimeout)
 	defer cancel()
 	client, done := adminClient(cfg)
 	defer done()
-	missing, err := unreadyTopics(ctx, client, names)
-	if err != nil {
-		return fmt.Errorf("check topics %v: %w", names, err)
+	tick := time.NewTicker(topicPoll)
+	defer tick.Stop()
+	for {
+		missing, err := unreadyTopics(ctx, client, names)
+		if err == nil && len(missing) > 0 {
+			return fmt.Errorf("topics %v do not exist (run EnsureTopics first)", missing)
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("check topics %v: %w", names, err)
+		case <-tick.C:
+		}
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("topics %v do not exist (run EnsureTopics first)", missing)
-	}
-	return nil
 }
 
 // adminClient returns a client on its own transport, whose metadata cache

@@ -26,8 +26,10 @@
 //
 // # Shutdown
 //
-// When the context given to Run ends, the worker stops fetching, lets
+// When the context given to Run ends, the worker stops fetching and leaves
+// the consumer group (other workers take over its partitions), lets
 // in-flight attempts finish for up to Config.DrainTimeout, then cancels the
 // rest and releases their claims so that the reconciler dispatches them
-// again, publishes the results it has, and closes its Kafka clients.
+// again, publishes the results it has, removes its registry entry and closes
+// its producer.
 package worker

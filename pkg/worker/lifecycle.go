@@ -61,9 +61,14 @@ func (w *Worker) startExecutors() <-chan struct{} {
 	return goDone(wg.Wait)
 }
 
-// shutdown runs after fetching stopped: drain, hand back, publish, close.
+// shutdown runs after fetching stopped: leave the consumer group (so other
+// workers take over its partitions while this one drains; everything fetched
+// but not settled is delivered to them), drain, hand back, publish, close.
 // Every wait is bounded.
 func (w *Worker) shutdown(r *running) {
+	if err := r.cons.Close(); err != nil {
+		w.log.Warn("close consumer", keyErr, err)
+	}
 	close(w.work)
 	if !waitDone(r.execDone, w.cfg.DrainTimeout) {
 		w.log.Warn("drain timeout: cancelling attempts still running", "in_flight", w.inflight.len())
@@ -81,9 +86,6 @@ func (w *Worker) shutdown(r *running) {
 	<-r.maintDone
 	r.cancelExec(errShutdown)
 	r.stopPub()
-	if err := r.cons.Close(); err != nil {
-		w.log.Warn("close consumer", keyErr, err)
-	}
 	if err := r.prod.Close(); err != nil {
 		w.log.Warn("close producer", keyErr, err)
 	}

@@ -68,19 +68,26 @@ func TestHeartbeatKeepsClaimAlive(t *testing.T) {
 	t.Parallel()
 	h := newBlocker()
 	b := setup(t, map[string]worker.Handler{"block": h}, nil)
-	d := b.queued("run1", "a", "block", `{}`)
-	d.HeartbeatTimeoutMs = 300 // ≥ 2 heartbeat intervals
-	b.dispatch(d)
+	b.dispatch(b.queued("run1", "a", "block", `{}`)) // claim TTL: the default 30s
 	waitChan(t, h.started, "handler start")
 	claim := b.keys.Claim("run1", "a", 0, 1)
-	// Without heartbeats the claim would expire after 300ms; observed over
-	// more than three TTLs it must always be there.
-	every := time.NewTicker(beat)
+	// Left alone, the claim's TTL only shrinks; each heartbeat resets it.
+	// Seeing it grow three times proves the heartbeats, however loaded the
+	// machine is.
+	every := time.NewTicker(tick)
 	defer every.Stop()
-	for range 20 {
+	last, refreshes := time.Duration(1<<62), 0
+	for i := 0; refreshes < 3 && i < int(within/tick); i++ {
 		<-every.C
-		require.Positive(t, b.rdb.PTTL(context.Background(), claim).Val(), "claim expired despite heartbeats")
+		ttl := b.rdb.PTTL(context.Background(), claim).Val()
+		require.Positive(t, ttl, "claim gone")
+		if ttl > last {
+			refreshes++
+		}
+		last = ttl
 	}
+	require.Equal(t, 3, refreshes, "claim TTL never refreshed")
+	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
 }
 
 func TestShutdownHandsBackUnfinishedAttempt(t *testing.T) {
