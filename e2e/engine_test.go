@@ -34,8 +34,11 @@ type engine struct {
 
 type engineOpts struct {
 	orchestrators int
-	workers       int
+	workers       int // built-in workers; default 1
+	noWorkers     bool
 	concurrency   int
+	// reconcileEvery overrides the orchestrators' reconcile interval.
+	reconcileEvery time.Duration
 }
 
 func startEngine(t *testing.T, o engineOpts) *engine {
@@ -52,18 +55,23 @@ func startEngine(t *testing.T, o engineOpts) *engine {
 	prod, err := eventbus.NewProducer(e.bus)
 	require.NoError(t, err)
 	e.prod = prod
-	done := make(chan error, o.orchestrators+o.workers)
+	workers := max(o.workers, 1)
+	if o.noWorkers {
+		workers = 0
+	}
+	done := make(chan error, max(o.orchestrators, 1)+workers)
 	for i := 0; i < max(o.orchestrators, 1); i++ {
-		cfg := orchsvc.Config{ID: "orch-" + strconv.Itoa(i), Bus: e.bus, Redis: e.rdb, Keys: e.keys, Logger: testLogger(t)}
+		cfg := orchsvc.Config{ID: "orch-" + strconv.Itoa(i), Bus: e.bus, Redis: e.rdb, Keys: e.keys, Logger: testLogger(t),
+			ReconcileEvery: o.reconcileEvery}
 		go func() { done <- orchsvc.Run(ctx, cfg) }()
 	}
-	for i := 0; i < max(o.workers, 1); i++ {
+	for i := 0; i < workers; i++ {
 		cfg := workersvc.Config{ID: "worker-" + strconv.Itoa(i), Bus: e.bus, Redis: e.rdb, Keys: e.keys, Concurrency: max(o.concurrency, 4)}
 		go func() { done <- workersvc.Run(ctx, cfg, testLogger(t)) }()
 	}
 	t.Cleanup(func() {
 		cancel()
-		for i := 0; i < max(o.orchestrators, 1)+max(o.workers, 1); i++ {
+		for i := 0; i < max(o.orchestrators, 1)+workers; i++ {
 			select {
 			case err := <-done:
 				require.NoError(t, err)

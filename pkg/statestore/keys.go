@@ -76,6 +76,9 @@ func (k Keys) WorkflowVersions(name string) string { return k.base() + "wf:{" + 
 // WorkflowMeta is the hash of one workflow's metadata (latest, created, updated).
 func (k Keys) WorkflowMeta(name string) string { return k.base() + "wf:{" + name + "}:meta" }
 
+// Leader is the lease key of a cluster-wide duty ("maintenance", "scheduler").
+func (k Keys) Leader(duty string) string { return k.base() + "leader:" + duty }
+
 // Workers is the hash of live workers (field worker id → JSON status).
 func (k Keys) Workers() string { return k.base() + "workers" }
 

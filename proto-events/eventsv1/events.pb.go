@@ -44,6 +44,10 @@ const (
 	// TIMER delivers a due durable timer (retry backoff, attempt deadline, run deadline)
 	// through the run's partition so that the run's owner handles it in order.
 	ControlAction_CONTROL_ACTION_TIMER ControlAction = 8
+	// RECONCILE asks the run's owner to re-examine the run: re-dispatch queued
+	// attempts nobody claimed, fail attempts whose heartbeats stopped or whose
+	// deadline passed, fire overdue retries, finish what can finish.
+	ControlAction_CONTROL_ACTION_RECONCILE ControlAction = 9
 )
 
 // Enum value maps for ControlAction.
@@ -58,6 +62,7 @@ var (
 		6: "CONTROL_ACTION_APPROVE",
 		7: "CONTROL_ACTION_REJECT",
 		8: "CONTROL_ACTION_TIMER",
+		9: "CONTROL_ACTION_RECONCILE",
 	}
 	ControlAction_value = map[string]int32{
 		"CONTROL_ACTION_UNSPECIFIED": 0,
@@ -69,6 +74,7 @@ var (
 		"CONTROL_ACTION_APPROVE":     6,
 		"CONTROL_ACTION_REJECT":      7,
 		"CONTROL_ACTION_TIMER":       8,
+		"CONTROL_ACTION_RECONCILE":   9,
 	}
 )
 
@@ -1117,7 +1123,7 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"run_status\x18\x06 \x01(\x0e2\x1a.braid.events.v1.RunStatusR\trunStatus\x12\x16\n" +
 	"\x06detail\x18\a \x01(\tR\x06detail\x121\n" +
-	"\x05nodes\x18\b \x03(\v2\x1b.braid.events.v1.NodeChangeR\x05nodes*\x89\x02\n" +
+	"\x05nodes\x18\b \x03(\v2\x1b.braid.events.v1.NodeChangeR\x05nodes*\xa7\x02\n" +
 	"\rControlAction\x12\x1e\n" +
 	"\x1aCONTROL_ACTION_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CONTROL_ACTION_CANCEL\x10\x01\x12\x18\n" +
@@ -1127,7 +1133,8 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\x15CONTROL_ACTION_RESUME\x10\x05\x12\x1a\n" +
 	"\x16CONTROL_ACTION_APPROVE\x10\x06\x12\x19\n" +
 	"\x15CONTROL_ACTION_REJECT\x10\a\x12\x18\n" +
-	"\x14CONTROL_ACTION_TIMER\x10\b*s\n" +
+	"\x14CONTROL_ACTION_TIMER\x10\b\x12\x1c\n" +
+	"\x18CONTROL_ACTION_RECONCILE\x10\t*s\n" +
 	"\tTimerKind\x12\x1a\n" +
 	"\x16TIMER_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10TIMER_KIND_RETRY\x10\x01\x12\x17\n" +

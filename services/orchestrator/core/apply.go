@@ -20,6 +20,8 @@ func (r *Run) Apply(ev Event, eff *Effects) {
 		r.timer(e, eff)
 	case Control:
 		r.control(e, eff)
+	case Reconcile:
+		r.reconcile(e, eff)
 	}
 }
 

@@ -232,3 +232,31 @@ func TestRejectedInputFailsRun(t *testing.T) {
 	require.True(t, eff.Created)
 	require.Len(t, eff.Nodes, 1)
 }
+
+func TestReconcileRepairs(t *testing.T) {
+	t.Parallel()
+	a := node("A")
+	a.Retry = &dag.RetryPolicy{MaxAttempts: 2}
+	r, _ := newTestRun(t, a, node("B"))
+	// A's worker started it, then died: its claim is gone.
+	r.Apply(Result{Now: 1100, Node: "A", Attempt: 1, Status: ResultRunning, Worker: "w1"}, &Effects{})
+	late := int64(1000) + RedispatchAfter.Milliseconds() + 1
+	eff := &Effects{}
+	r.Apply(Reconcile{Now: late, Claimed: map[int]bool{}}, eff)
+	require.Equal(t, runstate.NodeRetryWait, state(r, "A"))
+	require.Contains(t, r.Nodes[0].Error, "heartbeat timeout: worker w1")
+	// B's dispatch was never claimed for longer than RedispatchAfter: sent again, same attempt.
+	require.Len(t, eff.Dispatches, 1)
+	require.Equal(t, "B", r.NodeID(eff.Dispatches[0].Node))
+	require.Equal(t, 1, eff.Dispatches[0].Attempt)
+	// The retry timer was lost: the next pass fires the overdue retry.
+	eff = &Effects{}
+	r.Apply(Reconcile{Now: late + 60_000, Claimed: map[int]bool{1: true}}, eff)
+	require.Equal(t, []string{"A"}, dispatched(r, eff))
+	require.Equal(t, 2, r.Nodes[0].Attempt)
+	// A claimed attempt is left alone.
+	eff = &Effects{}
+	r.Apply(Reconcile{Now: late + 120_000, Claimed: map[int]bool{0: true, 1: true}}, eff)
+	require.Empty(t, eff.Dispatches)
+	require.Empty(t, eff.Changes)
+}

@@ -46,13 +46,20 @@ func (r *Run) queue(i int, now int64, eff *Effects) bool {
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Attempt: n.Attempt, At: n.Deadline})
 	}
 	r.transition(i, runstate.NodeQueued, "", now, eff)
-	eff.Dispatches = append(eff.Dispatches, Dispatch{
-		Node: i, Count: 1, Attempt: n.Attempt, Handler: node.Handler, Config: cfg,
-		IdempotencyKey:   IdempotencyKey(r.ID, node.ID, 0, n.Attempt),
+	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))
+	return true
+}
+
+// dispatchOf builds the dispatch of node i's current attempt.
+func (r *Run) dispatchOf(i int, cfg []byte) Dispatch {
+	node := r.Plan.Graph.Def.Nodes[i]
+	attempt := r.Nodes[i].Attempt
+	return Dispatch{
+		Node: i, Count: 1, Attempt: attempt, Handler: node.Handler, Config: cfg,
+		IdempotencyKey:   IdempotencyKey(r.ID, node.ID, 0, attempt),
 		TimeoutMs:        ms(node.Timeout),
 		HeartbeatTimeout: ms(cmpDuration(node.HeartbeatTimeout, DefaultHeartbeatTimeout)),
-	})
-	return true
+	}
 }
 
 // fail moves node i to failed with a permanent error.

@@ -119,7 +119,17 @@ func runProperty(seed uint64) error {
 	}
 	for steps := 0; steps < 200*n+1000; steps++ {
 		if len(s.inflight) == 0 && len(s.timers) == 0 {
-			return s.checkFinal()
+			if s.r.Status.Terminal() {
+				return s.checkFinal()
+			}
+			// Workers died with attempts in hand: only the reconciler can help.
+			if err := s.step(s.reconcileEvent()); err != nil {
+				return fmt.Errorf("step %d: %w", steps, err)
+			}
+			if len(s.inflight) == 0 && len(s.timers) == 0 {
+				return s.checkFinal()
+			}
+			continue
 		}
 		if err := s.step(s.nextEvent()); err != nil {
 			return fmt.Errorf("step %d: %w", steps, err)
@@ -133,6 +143,13 @@ func (s *sim) nextEvent() Event {
 	s.now++
 	if s.rng.IntN(80) == 0 {
 		s.crash()
+	}
+	if s.rng.IntN(60) == 0 && len(s.inflight) > 0 { // a worker dies mid-attempt
+		i := s.rng.IntN(len(s.inflight))
+		s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
+	}
+	if s.rng.IntN(100) == 0 || len(s.inflight) == 0 && len(s.timers) == 0 {
+		return s.reconcileEvent()
 	}
 	switch k := s.rng.IntN(20); {
 	case k == 0 && len(s.results) > 0: // duplicate or stale result
@@ -160,6 +177,19 @@ func (s *sim) nextEvent() Event {
 	s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
 	s.results = append(s.results, res)
 	return res
+}
+
+// reconcileEvent jumps time past every repair threshold and reports which
+// current attempts a live worker still holds.
+func (s *sim) reconcileEvent() Event {
+	s.now += RedispatchAfter.Milliseconds() + 10_000
+	claimed := map[int]bool{}
+	for _, d := range s.inflight {
+		if d.Attempt == s.r.Nodes[d.Node].Attempt {
+			claimed[d.Node] = true
+		}
+	}
+	return Reconcile{Now: s.now, Claimed: claimed}
 }
 
 // crash reloads the run from what was persisted, as a new owner would.

@@ -20,6 +20,8 @@ type runBatch struct {
 	eff    *core.Effects
 	write  statestore.RunWrite
 	cmd    *redis.Cmd
+	// dropActive repairs the active-runs index for a run found finished.
+	dropActive bool
 }
 
 // maxStaleRetries bounds how often a run's events are re-applied after the
@@ -113,7 +115,7 @@ func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason err
 
 // apply takes the run's lock if needed and applies its events to the core.
 func (s *Service) apply(ctx context.Context, g *runBatch) error {
-	g.eff, g.cmd = &core.Effects{}, nil
+	g.eff, g.cmd, g.dropActive = &core.Effects{}, nil, false
 	o, err := s.acquire(ctx, g.run)
 	if err != nil {
 		return err
@@ -128,6 +130,9 @@ func (s *Service) apply(ctx context.Context, g *runBatch) error {
 // applyOne applies one event, creating the run on its first start.
 func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 	if g.o.run == nil {
+		if in.reconcile {
+			return // not started yet: the api recorded it, its start is on its way
+		}
 		if in.start == nil {
 			g.eff.History = append(g.eff.History, "event for a run that does not exist ignored")
 			s.log.Warn("event for unknown run", "run_id", g.run)
@@ -145,6 +150,13 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 	}
 	if in.ref != "" {
 		s.loadRef(ctx, &in)
+	}
+	if in.reconcile {
+		if g.o.run.Status.Terminal() {
+			g.dropActive = true
+			return
+		}
+		in.ev = core.Reconcile{Now: in.ev.(core.Reconcile).Now, Claimed: s.claims(ctx, g.o.run)}
 	}
 	g.o.run.Apply(in.ev, g.eff)
 }
@@ -166,6 +178,9 @@ func (s *Service) loadRef(ctx context.Context, in *inbound) {
 func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch, error) {
 	pipe := s.rdb.Pipeline()
 	for _, g := range groups {
+		if g.dropActive {
+			pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
+		}
 		if g.eff.Empty() && !g.eff.Created {
 			continue
 		}
@@ -196,4 +211,24 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 	}
 	s.publish(ctx, out)
 	return retry, nil
+}
+
+// claims reports which of r's in-flight attempts hold a live worker claim.
+// A lookup error counts as claimed, so a Redis hiccup never fails an attempt.
+func (s *Service) claims(ctx context.Context, r *core.Run) map[int]bool {
+	idx := r.InFlight()
+	out := make(map[int]bool, len(idx))
+	if len(idx) == 0 {
+		return out
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(idx))
+	for j, i := range idx {
+		cmds[j] = pipe.Exists(ctx, s.keys.Claim(r.ID, r.NodeID(i), 0, r.Nodes[i].Attempt))
+	}
+	_, err := pipe.Exec(ctx)
+	for j, i := range idx {
+		out[i] = err != nil || cmds[j].Val() == 1
+	}
+	return out
 }

@@ -45,6 +45,9 @@ type Config struct {
 	LockWait time.Duration
 	// TimerPoll is how often due durable timers are looked for; default 100ms.
 	TimerPoll time.Duration
+	// ReconcileEvery is how often every active run is re-examined (and once
+	// at start-up); default 5s.
+	ReconcileEvery time.Duration
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 }
@@ -58,6 +61,7 @@ func (c Config) withDefaults() Config {
 	c.IdleRelease = cmp.Or(c.IdleRelease, time.Second)
 	c.LockWait = cmp.Or(c.LockWait, 20*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
+	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

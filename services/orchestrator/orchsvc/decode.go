@@ -17,6 +17,9 @@ type inbound struct {
 	ev    core.Event
 	// ref names a Redis key holding a large output to load before applying.
 	ref string
+	// reconcile marks a RECONCILE request; ev is filled in once the run's
+	// claims have been looked up.
+	reconcile bool
 }
 
 var errInvalid = errors.New("invalid message")
@@ -57,6 +60,9 @@ func decodeControl(c *eventsv1.RunControl, now int64) (inbound, error) {
 	}
 	in := inbound{run: c.RunId}
 	switch c.Action {
+	case eventsv1.ControlAction_CONTROL_ACTION_RECONCILE:
+		in.reconcile, in.ev = true, core.Reconcile{Now: now}
+		return in, nil
 	case eventsv1.ControlAction_CONTROL_ACTION_TIMER:
 		kind := map[eventsv1.TimerKind]core.TimerKind{
 			eventsv1.TimerKind_TIMER_KIND_RETRY: core.TimerRetry, eventsv1.TimerKind_TIMER_KIND_DEADLINE: core.TimerDeadline,

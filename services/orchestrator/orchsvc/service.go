@@ -76,7 +76,7 @@ func (s *Service) Run(ctx context.Context) error {
 	pumpCtx, stopPump := context.WithCancel(ctx)
 	defer stopPump()
 	go s.pump(pumpCtx, batches)
-	go s.pollTimers(pumpCtx)
+	go s.maintain(pumpCtx)
 	go s.leases.keepAlive(pumpCtx, min(s.cfg.LockTTL/3, s.cfg.IdleRelease/2))
 	s.log.Info("orchestrator started", "group", s.cfg.Group)
 	for {

@@ -14,26 +14,11 @@ import (
 // timerBatch bounds the timers fired per poll.
 const timerBatch = 500
 
-// pollTimers turns due durable timers into TIMER controls on the run's
+// fireDue turns due durable timers into TIMER controls on the run's
 // partition, so the run's owner handles them in order with its other events.
 // A timer is removed only after its control was acknowledged; a duplicate
-// (two orchestrators polling) is harmless because the core ignores timers
+// (a leader change mid-poll) is harmless because the core ignores timers
 // that no longer match the node's attempt and state.
-func (s *Service) pollTimers(ctx context.Context) {
-	t := time.NewTicker(s.cfg.TimerPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.fireDue(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("fire due timers", "err", err)
-			}
-		}
-	}
-}
-
 func (s *Service) fireDue(ctx context.Context) error {
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	due, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.keys.Timers(), Start: "-inf", Stop: now, ByScore: true, Count: timerBatch}).Result()

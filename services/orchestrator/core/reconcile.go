@@ -1,0 +1,96 @@
+package core
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// RedispatchAfter is how long a queued attempt may go unclaimed before the
+// reconciler sends its dispatch again (the first one may have been lost when
+// an orchestrator died between storing state and publishing). A dispatch
+// that is merely waiting in a long backlog gets at most one duplicate per
+// interval, which its claim then drops.
+const RedispatchAfter = 30 * time.Second
+
+// Reconcile asks the core to re-examine a run against facts the shell
+// gathered: which in-flight attempts still hold a live worker claim (the
+// claim key doubles as the heartbeat; it expires when heartbeats stop).
+type Reconcile struct {
+	Now int64
+	// Claimed[i] reports whether node i's current attempt has a live claim.
+	// Only in-flight nodes are consulted.
+	Claimed map[int]bool
+}
+
+func (e Reconcile) at() int64 { return e.Now }
+
+// reconcile repairs what lost messages, lost timers or dead workers left
+// behind. Every repair is recorded in the run's history.
+func (r *Run) reconcile(e Reconcile, eff *Effects) {
+	if r.Status.Terminal() {
+		return
+	}
+	if t := r.Plan.Graph.Def.Timeout; t > 0 && e.Now >= r.StartedAt+ms(t) {
+		r.runDeadline(e.Now, eff)
+		return
+	}
+	var work []int
+	for i := range r.Nodes {
+		work = r.repair(i, e, eff, work)
+	}
+	r.evaluate(work, e.Now, eff)
+	r.maybeFinish(e.Now, eff)
+}
+
+// repair examines node i and returns work extended with nodes to evaluate.
+func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
+	n := &r.Nodes[i]
+	id := r.NodeID(i)
+	switch {
+	case n.State.InFlight() && n.Deadline > 0 && e.Now >= n.Deadline:
+		eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d passed its deadline", id, n.Attempt))
+		r.attemptFailed(i, fmt.Sprintf("timed out after %s (no result from the worker)", r.Plan.Graph.Def.Nodes[i].Timeout), false, e.Now, eff)
+	case n.State == runstate.NodeRunning && !e.Claimed[i]:
+		eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d lost its worker %s", id, n.Attempt, n.Worker))
+		r.attemptFailed(i, fmt.Sprintf("heartbeat timeout: worker %s stopped responding", n.Worker), false, e.Now, eff)
+	case n.State == runstate.NodeQueued && !e.Claimed[i] && e.Now-n.QueuedAt >= RedispatchAfter.Milliseconds() && r.dispatching():
+		eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s attempt %d", id, n.Attempt))
+		r.redispatch(i, e.Now, eff)
+	case n.State == runstate.NodeRetryWait && e.Now >= n.RetryAt && r.dispatching():
+		eff.History = append(eff.History, fmt.Sprintf("reconciler: overdue retry of node %s", id))
+		if !r.queue(i, e.Now, eff) {
+			work = r.finished(i, e.Now, eff, work)
+		}
+	case n.State == runstate.NodePending:
+		work = append(work, i)
+	}
+	return work
+}
+
+// redispatch sends node i's current attempt again, unchanged: a worker that
+// already holds its claim drops the duplicate.
+func (r *Run) redispatch(i int, now int64, eff *Effects) {
+	cfg, err := r.resolveConfig(i)
+	if err != nil {
+		r.fail(i, err.Error(), now, eff)
+		r.evaluate(r.finished(i, now, eff, nil), now, eff)
+		return
+	}
+	r.Nodes[i].QueuedAt = now
+	r.touch(i, eff)
+	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))
+}
+
+// InFlight lists the positions of nodes whose attempt a worker may hold, so
+// the shell can look up their claims before a Reconcile.
+func (r *Run) InFlight() []int {
+	var out []int
+	for i, n := range r.Nodes {
+		if n.State.InFlight() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
