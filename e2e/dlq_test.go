@@ -12,9 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPoisonMessagesGoToDLQ sends undecodable and invalid messages to every
-// consumed topic: each lands on its .dlq topic with a reason, and a run
-// started afterwards still completes.
+// TestPoisonMessagesGoToDLQ sends undecodable and invalid messages, a start
+// for an unknown workflow and a result for an unknown run to every consumed
+// topic: each lands on its .dlq topic with a reason, and a run started
+// afterwards still completes.
 func TestPoisonMessagesGoToDLQ(t *testing.T) {
 	t.Parallel()
 	e := startEngine(t, engineOpts{workers: 1})
@@ -27,7 +28,10 @@ func TestPoisonMessagesGoToDLQ(t *testing.T) {
 	}
 	unknownWF, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r-unknown", &eventsv1.RunStartRequested{RunId: "r-unknown", Workflow: "nope", Version: 1})
 	require.NoError(t, err)
-	poison = append(poison, unknownWF)
+	unknownRun, err := eventbus.NewMessage(eventsv1.TopicTaskComplete, "never-started", &eventsv1.TaskResult{
+		RunId: "never-started", NodeId: "A", Attempt: 1, Status: eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED})
+	require.NoError(t, err)
+	poison = append(poison, unknownWF, unknownRun)
 	require.NoError(t, e.prod.Publish(ctx, poison...))
 
 	name, v := e.register(readExample(t, "seed-000-example-workflow.json"))
@@ -35,7 +39,7 @@ func TestPoisonMessagesGoToDLQ(t *testing.T) {
 	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus])
 
 	want := map[string]int{
-		eventsv1.DLQ(eventsv1.TopicWorkflowStart): 2, eventsv1.DLQ(eventsv1.TopicTaskComplete): 1,
+		eventsv1.DLQ(eventsv1.TopicWorkflowStart): 2, eventsv1.DLQ(eventsv1.TopicTaskComplete): 2,
 		eventsv1.DLQ(eventsv1.TopicWorkflowControl): 1, eventsv1.DLQ(eventsv1.TopicTaskDispatch): 1,
 	}
 	for topic, n := range want {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,4 +260,16 @@ func TestReconcileRepairs(t *testing.T) {
 	r.Apply(Reconcile{Now: late + 120_000, Claimed: map[int]bool{0: true, 1: true}}, eff)
 	require.Empty(t, eff.Dispatches)
 	require.Empty(t, eff.Changes)
+}
+
+func TestOversizedConfigFailsNode(t *testing.T) {
+	t.Parallel()
+	b := dag.Node{ID: "B", Handler: "noop", DependsOn: []string{"A"}, Config: json.RawMessage(`{"x":"<< A >>"}`)}
+	r, _ := newTestRun(t, node("A"), b)
+	big, err := json.Marshal(strings.Repeat("x", MaxConfigBytes))
+	require.NoError(t, err)
+	eff := complete(r, "A", string(big))
+	require.Empty(t, eff.Dispatches)
+	require.Equal(t, runstate.NodeFailed, state(r, "B"))
+	require.Contains(t, r.Nodes[1].Error, "dispatch limit")
 }

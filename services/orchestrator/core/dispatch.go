@@ -116,8 +116,16 @@ func (r *Run) resolveConfig(i int) (json.RawMessage, error) {
 		}
 		out.(map[string]any)["command"] = quoted
 	}
-	return json.Marshal(out)
+	b, err := json.Marshal(out)
+	if err == nil && len(b) > MaxConfigBytes {
+		return nil, fmt.Errorf("node %s: resolved config is %d bytes, over the %d-byte dispatch limit; pass large data by reference", node.ID, len(b), MaxConfigBytes)
+	}
+	return b, err
 }
+
+// MaxConfigBytes bounds a node's resolved config so that a dispatch always
+// fits in one Kafka record (1 MiB with headroom for the envelope).
+const MaxConfigBytes = 900 << 10
 
 func templateErr(node string, err error) error {
 	var te *template.Error

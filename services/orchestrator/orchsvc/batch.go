@@ -22,6 +22,9 @@ type runBatch struct {
 	cmd    *redis.Cmd
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
+	// orphans are messages about a run that was never started; they are
+	// dead-lettered once the batch is stored.
+	orphans []eventbus.Message
 }
 
 // maxStaleRetries bounds how often a run's events are re-applied after the
@@ -68,12 +71,22 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
 				return err
 			}
 		}
+		for _, g := range groups {
+			for _, m := range g.orphans {
+				if err := s.deadLetter(ctx, m, errUnknownRun); err != nil {
+					return err
+				}
+			}
+		}
 		if groups, err = s.persist(ctx, groups); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// errUnknownRun is the dead-letter reason of events for runs never started.
+var errUnknownRun = errors.New("event for a run that was never started (unknown run id, or its start is still on its way)")
 
 // group decodes msgs into per-run batches in arrival order; poison messages
 // go to their dead-letter topic.
@@ -100,6 +113,7 @@ func (s *Service) group(ctx context.Context, msgs []eventbus.Message, now int64)
 			byRun[in.run] = g
 			order = append(order, g)
 		}
+		in.msg = m
 		g.events = append(g.events, in)
 	}
 	return order, nil
@@ -115,7 +129,7 @@ func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason err
 
 // apply takes the run's lock if needed and applies its events to the core.
 func (s *Service) apply(ctx context.Context, g *runBatch) error {
-	g.eff, g.cmd, g.dropActive = &core.Effects{}, nil, false
+	g.eff, g.cmd, g.dropActive, g.orphans = &core.Effects{}, nil, false, nil
 	o, err := s.acquire(ctx, g.run)
 	if err != nil {
 		return err
@@ -134,8 +148,7 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 			return // not started yet: the api recorded it, its start is on its way
 		}
 		if in.start == nil {
-			g.eff.History = append(g.eff.History, "event for a run that does not exist ignored")
-			s.log.Warn("event for unknown run", "run_id", g.run)
+			g.orphans = append(g.orphans, in.msg)
 			return
 		}
 		r, err := s.newRun(ctx, in)

@@ -17,6 +17,8 @@ type inbound struct {
 	ev    core.Event
 	// ref names a Redis key holding a large output to load before applying.
 	ref string
+	// msg is the message the event came from (for dead-lettering).
+	msg eventbus.Message
 	// reconcile marks a RECONCILE request; ev is filled in once the run's
 	// claims have been looked up.
 	reconcile bool
