@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/internal/config"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
@@ -38,12 +37,7 @@ func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
 		return err
 	}
 	defer rdb.Close()
-	return orchsvc.Run(ctx, orchsvc.Config{
-		ID:      env.ID,
-		Bus:     eventbus.Config{Brokers: env.KafkaBrokers, ClientID: "braid-orchestrator", Partitions: env.Partitions, TopicPrefix: env.TopicPrefix},
-		Redis:   rdb,
-		Keys:    statestore.Keys{Namespace: env.RedisNamespace},
-		LockTTL: env.LockTTL,
-		Logger:  logger,
-	})
+	cfg := env.Service(rdb)
+	cfg.Logger = logger
+	return orchsvc.Run(ctx, cfg)
 }

@@ -1,0 +1,138 @@
+// Package envconf reads BRAID_* settings from the environment for the
+// services' internal/config packages: typed getters with defaults that
+// collect every malformed variable so a service reports them all at once,
+// and the settings every service shares (Kafka, Redis, logging).
+package envconf
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reader reads variables and remembers what was malformed. Not safe for
+// concurrent use; a service builds one in Load.
+type Reader struct {
+	lookup func(string) (string, bool)
+	errs   []error
+}
+
+// New reads the process environment.
+func New() *Reader { return &Reader{lookup: os.LookupEnv} }
+
+// FromMap reads m instead of the environment (tests).
+func FromMap(m map[string]string) *Reader {
+	return &Reader{lookup: func(k string) (string, bool) { v, ok := m[k]; return v, ok }}
+}
+
+func (r *Reader) get(name string) string {
+	v, _ := r.lookup(name)
+	return strings.TrimSpace(v)
+}
+
+func (r *Reader) bad(name, v, want string) {
+	r.errs = append(r.errs, fmt.Errorf("%s=%q: want %s", name, v, want))
+}
+
+// String returns name's value, or def when unset or empty.
+func (r *Reader) String(name, def string) string { return cmp.Or(r.get(name), def) }
+
+// List returns name's comma-separated values without blanks, or def's.
+func (r *Reader) List(name, def string) []string {
+	var out []string
+	for _, p := range strings.Split(r.String(name, def), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PositiveInt returns name's value as an integer > 0, or def.
+func (r *Reader) PositiveInt(name string, def int) int {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		r.bad(name, v, "a positive integer")
+		return def
+	}
+	return n
+}
+
+// Duration returns name's value as a positive duration ("6s", "500ms"), or def.
+func (r *Reader) Duration(name string, def time.Duration) time.Duration {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		r.bad(name, v, "a positive duration like 6s")
+		return def
+	}
+	return d
+}
+
+// Bool returns name's value as a boolean (true/false/1/0/on/off), or def.
+func (r *Reader) Bool(name string, def bool) bool {
+	switch v := strings.ToLower(r.get(name)); v {
+	case "":
+		return def
+	case "1", "true", "yes", "on":
+		return true
+	case "0", "false", "no", "off":
+		return false
+	default:
+		r.bad(name, v, "true or false")
+		return def
+	}
+}
+
+// LogLevel returns name's value as a slog level (debug, info, warn, error), or info.
+func (r *Reader) LogLevel(name string) slog.Level {
+	var l slog.Level
+	v := r.String(name, "info")
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		r.bad(name, v, "debug, info, warn or error")
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// Err reports every malformed variable read so far, or nil.
+func (r *Reader) Err() error {
+	if len(r.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("configuration: %w", errors.Join(r.errs...))
+}
+
+// Common holds the settings every Braid service reads.
+type Common struct {
+	KafkaBrokers   []string   // BRAID_KAFKA_BROKERS, comma-separated; default 127.0.0.1:19092
+	TopicPrefix    string     // BRAID_KAFKA_TOPIC_PREFIX; default ""
+	Partitions     int        // BRAID_KAFKA_PARTITIONS of topics created at start-up; default 6
+	RedisURL       string     // BRAID_REDIS_URL; default redis://127.0.0.1:16379/0
+	RedisNamespace string     // BRAID_REDIS_NAMESPACE inserted after "braid:"; default ""
+	LogLevel       slog.Level // BRAID_LOG_LEVEL debug|info|warn|error; default info
+}
+
+// Common reads the shared settings.
+func (r *Reader) Common() Common {
+	return Common{
+		KafkaBrokers:   r.List("BRAID_KAFKA_BROKERS", "127.0.0.1:19092"),
+		TopicPrefix:    r.String("BRAID_KAFKA_TOPIC_PREFIX", ""),
+		Partitions:     r.PositiveInt("BRAID_KAFKA_PARTITIONS", 6),
+		RedisURL:       r.String("BRAID_REDIS_URL", "redis://127.0.0.1:16379/0"),
+		RedisNamespace: r.String("BRAID_REDIS_NAMESPACE", ""),
+		LogLevel:       r.LogLevel("BRAID_LOG_LEVEL"),
+	}
+}

@@ -1,0 +1,46 @@
+package envconf
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	r := FromMap(nil)
+	c := r.Common()
+	require.NoError(t, r.Err())
+	require.Equal(t, Common{KafkaBrokers: []string{"127.0.0.1:19092"}, Partitions: 6,
+		RedisURL: "redis://127.0.0.1:16379/0", LogLevel: slog.LevelInfo}, c)
+	require.Equal(t, 4, r.PositiveInt("X", 4))
+	require.Equal(t, time.Second, r.Duration("X", time.Second))
+	require.True(t, r.Bool("X", true))
+}
+
+func TestValues(t *testing.T) {
+	t.Parallel()
+	r := FromMap(map[string]string{"BRAID_KAFKA_BROKERS": " a:1, ,b:2 ", "N": "8", "D": "250ms", "B": "off", "BRAID_LOG_LEVEL": "debug"})
+	require.Equal(t, []string{"a:1", "b:2"}, r.Common().KafkaBrokers)
+	require.Equal(t, 8, r.PositiveInt("N", 1))
+	require.Equal(t, 250*time.Millisecond, r.Duration("D", time.Second))
+	require.False(t, r.Bool("B", true))
+	require.Equal(t, slog.LevelDebug, r.LogLevel("BRAID_LOG_LEVEL"))
+	require.NoError(t, r.Err())
+}
+
+func TestEveryProblemIsReported(t *testing.T) {
+	t.Parallel()
+	r := FromMap(map[string]string{"N": "-1", "D": "soon", "B": "maybe", "BRAID_LOG_LEVEL": "loud"})
+	require.Equal(t, 3, r.PositiveInt("N", 3))
+	require.Equal(t, time.Second, r.Duration("D", time.Second))
+	require.True(t, r.Bool("B", true))
+	r.LogLevel("BRAID_LOG_LEVEL")
+	err := r.Err()
+	require.Error(t, err)
+	for _, want := range []string{`N="-1"`, `D="soon"`, `B="maybe"`, `BRAID_LOG_LEVEL="loud"`} {
+		require.ErrorContains(t, err, want)
+	}
+}
