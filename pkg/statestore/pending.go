@@ -1,0 +1,105 @@
+package statestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// PendingRun is a run the api records before it asks the orchestrator to
+// start it, so that the run can be read back at once.
+type PendingRun struct {
+	ID          string
+	Workflow    string
+	Version     int
+	Input       []byte // JSON object
+	Created     time.Time
+	RequestedBy string // the name of the api key that asked; never the key
+}
+
+// CreatePendingRun writes p's run hash with status "pending" and adds it to
+// the AllRuns, WorkflowRuns and ActiveRuns indexes (score: Created in ms).
+// The orchestrator's first write of the run (RunWrite.Create) accepts such a
+// record and overwrites its fields.
+func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p PendingRun) error {
+	ms := p.Created.UnixMilli()
+	z := redis.Z{Score: float64(ms), Member: p.ID}
+	pipe := rdb.Pipeline()
+	pipe.HSet(ctx, k.Run(p.ID),
+		FieldWorkflow, p.Workflow, FieldVersion, strconv.Itoa(p.Version), FieldStatus, "pending",
+		FieldInput, string(p.Input), FieldCreated, strconv.FormatInt(ms, 10), FieldRequestedBy, p.RequestedBy)
+	pipe.ZAdd(ctx, k.AllRuns(), z)
+	pipe.ZAdd(ctx, k.WorkflowRuns(p.Workflow), z)
+	pipe.ZAdd(ctx, k.ActiveRuns(), z)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
+	}
+	return nil
+}
+
+// deletePendingScript deletes a run hash unless the orchestrator started the run.
+//
+//	KEYS[1] run hash  KEYS[2] nodes hash
+//	returns 1 deleted (or already gone), 0 kept because the run has started
+var deletePendingScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// ErrRunStarted is returned by DeletePendingRun for a run the orchestrator
+// has already started: it is kept.
+var ErrRunStarted = errors.New("run already started")
+
+// DeletePendingRun undoes CreatePendingRun (when the start request could not
+// be published), unless the orchestrator has started the run after all.
+func (k Keys) DeletePendingRun(ctx context.Context, rdb redis.Cmdable, id, workflow string) error {
+	n, err := deletePendingScript.Run(ctx, rdb, []string{k.Run(id), k.Nodes(id)}).Int()
+	if err != nil {
+		return fmt.Errorf("delete pending run %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("delete pending run %s: %w", id, ErrRunStarted)
+	}
+	pipe := rdb.Pipeline()
+	pipe.ZRem(ctx, k.AllRuns(), id)
+	pipe.ZRem(ctx, k.WorkflowRuns(workflow), id)
+	pipe.ZRem(ctx, k.ActiveRuns(), id)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("unindex pending run %s: %w", id, err)
+	}
+	return nil
+}
+
+// RunSummaryFields are the run hash fields RunSummaries reads (not the input).
+var RunSummaryFields = []string{
+	FieldWorkflow, FieldVersion, FieldStatus, FieldCreated, FieldStarted, FieldFinished, FieldError, FieldRequestedBy, FieldPaused,
+}
+
+// RunSummaries reads RunSummaryFields of each run in one round trip; a run
+// that does not exist comes back as an empty map.
+func (k Keys) RunSummaries(ctx context.Context, rdb redis.Cmdable, ids ...string) ([]map[string]string, error) {
+	pipe := rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HMGet(ctx, k.Run(id), RunSummaryFields...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("read %d runs: %w", len(ids), err)
+	}
+	out := make([]map[string]string, len(ids))
+	for i, c := range cmds {
+		m := make(map[string]string, len(RunSummaryFields))
+		for j, v := range c.Val() {
+			if s, ok := v.(string); ok {
+				m[RunSummaryFields[j]] = s
+			}
+		}
+		out[i] = m
+	}
+	return out, nil
+}

@@ -1,0 +1,173 @@
+package statestore_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// queryEnv is a Redis client and a fresh namespace for the query helpers' tests.
+type queryEnv struct {
+	ctx  context.Context
+	rdb  *redis.Client
+	keys statestore.Keys
+}
+
+func newQueryEnv(t *testing.T) queryEnv {
+	t.Helper()
+	rdb := testinfra.StartRedis(t).Client(t)
+	return queryEnv{ctx: context.Background(), rdb: rdb, keys: statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}}
+}
+
+func members(zs []redis.Z) []string {
+	out := make([]string, len(zs))
+	for i, z := range zs {
+		out[i] = z.Member.(string)
+	}
+	return out
+}
+
+func TestPageSorted(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	key := e.keys.AllRuns()
+	// r0..r9 with r4 and r5 sharing a score: ties must neither repeat nor skip.
+	for i := range 10 {
+		score := float64(1000 + i)
+		if i == 5 {
+			score = 1004
+		}
+		require.NoError(t, e.rdb.ZAdd(e.ctx, key, redis.Z{Score: score, Member: "r" + strconv.Itoa(i)}).Err())
+	}
+	for _, desc := range []bool{true, false} {
+		var seen []string
+		var after *redis.Z
+		for range 10 {
+			page, err := statestore.PageSorted(e.ctx, e.rdb, key, after, 3, desc)
+			require.NoError(t, err)
+			seen = append(seen, members(page)...)
+			if len(page) < 3 {
+				break
+			}
+			after = &page[len(page)-1]
+		}
+		require.Len(t, seen, 10, "desc=%v: %v", desc, seen)
+		require.ElementsMatch(t, []string{"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"}, seen)
+		if desc {
+			require.Equal(t, "r9", seen[0])
+		} else {
+			require.Equal(t, "r0", seen[0])
+		}
+	}
+}
+
+func TestPageSortedCursorMemberGone(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	key := e.keys.AllRuns()
+	for i := range 5 {
+		require.NoError(t, e.rdb.ZAdd(e.ctx, key, redis.Z{Score: float64(i), Member: "r" + strconv.Itoa(i)}).Err())
+	}
+	require.NoError(t, e.rdb.ZRem(e.ctx, key, "r3").Err())
+	page, err := statestore.PageSorted(e.ctx, e.rdb, key, &redis.Z{Score: 3, Member: "r3"}, 10, true)
+	require.NoError(t, err)
+	require.Equal(t, []string{"r2", "r1", "r0"}, members(page))
+	_, err = statestore.PageSorted(e.ctx, e.rdb, key, nil, 0, true)
+	require.Error(t, err)
+}
+
+func TestWorkflowDeleteAndRegisterAgain(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	now := time.UnixMilli(1_700_000_000_000)
+	v, err := e.keys.RegisterWorkflow(e.ctx, e.rdb, "wf", []byte(`{"v":1}`), now)
+	require.NoError(t, err)
+	require.Equal(t, 1, v)
+	info, err := e.keys.LiveWorkflow(e.ctx, e.rdb, "wf")
+	require.NoError(t, err)
+	require.Equal(t, 1, info.Latest)
+	require.Equal(t, now.UTC(), info.Created)
+
+	require.NoError(t, e.keys.DeleteWorkflow(e.ctx, e.rdb, "wf", now))
+	_, err = e.keys.LiveWorkflow(e.ctx, e.rdb, "wf")
+	require.True(t, errors.Is(err, statestore.ErrNotFound), "%v", err)
+	require.True(t, errors.Is(e.keys.DeleteWorkflow(e.ctx, e.rdb, "wf", now), statestore.ErrNotFound))
+	n, err := e.rdb.ZCard(e.ctx, e.keys.Workflows()).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "a deleted workflow leaves the index")
+	def, _, err := e.keys.GetWorkflow(e.ctx, e.rdb, "wf", 1)
+	require.NoError(t, err, "versions stay for runs that pinned them")
+	require.JSONEq(t, `{"v":1}`, string(def))
+
+	v, err = e.keys.RegisterWorkflow(e.ctx, e.rdb, "wf", []byte(`{"v":2}`), now)
+	require.NoError(t, err)
+	require.Equal(t, 2, v)
+	_, err = e.keys.LiveWorkflow(e.ctx, e.rdb, "wf")
+	require.NoError(t, err)
+	vs, err := e.keys.WorkflowVersionNumbers(e.ctx, e.rdb, "wf")
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 1}, vs)
+	require.True(t, errors.Is(e.keys.DeleteWorkflow(e.ctx, e.rdb, "nope", now), statestore.ErrNotFound))
+}
+
+func TestPendingRunLifecycle(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 3, Input: []byte(`{}`), Created: time.UnixMilli(42), RequestedBy: "ci"}
+	require.NoError(t, e.keys.CreatePendingRun(e.ctx, e.rdb, p))
+	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, "r1", "missing")
+	require.NoError(t, err)
+	require.Equal(t, "pending", sums[0][statestore.FieldStatus])
+	require.Equal(t, "3", sums[0][statestore.FieldVersion])
+	require.Equal(t, "ci", sums[0][statestore.FieldRequestedBy])
+	require.Empty(t, sums[1])
+	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns("wf"), e.keys.ActiveRuns()} {
+		s, err := e.rdb.ZScore(e.ctx, key, "r1").Result()
+		require.NoError(t, err)
+		require.Equal(t, 42.0, s)
+	}
+	require.NoError(t, e.keys.DeletePendingRun(e.ctx, e.rdb, "r1", "wf"))
+	n, err := e.rdb.Exists(e.ctx, e.keys.Run("r1")).Result()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.AllRuns()).Val())
+
+	require.NoError(t, e.keys.CreatePendingRun(e.ctx, e.rdb, p))
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Nodes("r1"), "A", `{"s":"queued"}`).Err())
+	err = e.keys.DeletePendingRun(e.ctx, e.rdb, "r1", "wf")
+	require.True(t, errors.Is(err, statestore.ErrRunStarted), "%v", err)
+	require.Equal(t, int64(1), e.rdb.Exists(e.ctx, e.keys.Run("r1")).Val())
+}
+
+func TestReserveIdempotency(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	got, fresh, err := e.keys.ReserveIdempotency(e.ctx, e.rdb, "wf", "k:1", "run-a", time.Minute)
+	require.NoError(t, err)
+	require.True(t, fresh)
+	require.Equal(t, "run-a", got)
+	got, fresh, err = e.keys.ReserveIdempotency(e.ctx, e.rdb, "wf", "k:1", "run-b", time.Minute)
+	require.NoError(t, err)
+	require.False(t, fresh)
+	require.Equal(t, "run-a", got)
+	_, fresh, err = e.keys.ReserveIdempotency(e.ctx, e.rdb, "other", "k:1", "run-c", time.Minute)
+	require.NoError(t, err)
+	require.True(t, fresh, "keys are scoped by workflow")
+	ttl := e.rdb.PTTL(e.ctx, e.keys.Idempotency("wf", "k:1")).Val()
+	require.Greater(t, ttl, 50*time.Second)
+
+	require.NoError(t, e.keys.ReleaseIdempotency(e.ctx, e.rdb, "wf", "k:1", "run-b"))
+	_, fresh, _ = e.keys.ReserveIdempotency(e.ctx, e.rdb, "wf", "k:1", "run-b", time.Minute)
+	require.False(t, fresh, "release with another value keeps the key")
+	require.NoError(t, e.keys.ReleaseIdempotency(e.ctx, e.rdb, "wf", "k:1", "run-a"))
+	got, fresh, _ = e.keys.ReserveIdempotency(e.ctx, e.rdb, "wf", "k:1", "run-b", time.Minute)
+	require.True(t, fresh)
+	require.Equal(t, "run-b", got)
+}

@@ -1,0 +1,69 @@
+package apisvc
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// ctxPrincipal is the gin context key of the authenticated principal.
+const ctxPrincipal = "braid.principal"
+
+// principal is who made a request: a key's name and role.
+type principal struct {
+	Name string
+	Role Role
+}
+
+// anonymous is the principal of every request when authentication is off.
+var anonymous = principal{Name: "anonymous", Role: RoleWrite}
+
+// authenticate admits requests carrying a configured key, and write
+// requests only with a write key. It never logs or echoes the key.
+func (s *Server) authenticate(c *gin.Context) {
+	if s.cfg.AuthOff {
+		c.Set(ctxPrincipal, anonymous)
+		return
+	}
+	tok, ok := credential(c.Request)
+	if !ok {
+		c.Header("WWW-Authenticate", `Bearer realm="braid"`)
+		abort(c, errUnauthorized("missing API key: send it as X-API-Key: <key> or Authorization: Bearer <key>"))
+		return
+	}
+	i := s.ring.match(tok)
+	if i < 0 {
+		c.Header("WWW-Authenticate", `Bearer realm="braid", error="invalid_token"`)
+		abort(c, errUnauthorized("invalid API key"))
+		return
+	}
+	p := principal{Name: s.ring.names[i], Role: s.ring.roles[i]}
+	c.Set(ctxPrincipal, p)
+	if p.Role != RoleWrite && !readOnly(c.Request.Method) {
+		abort(c, errForbidden("API key %q has role read; %s %s needs a write key", p.Name, c.Request.Method, c.FullPath()))
+	}
+}
+
+// credential returns the key from X-API-Key or Authorization: Bearer.
+func credential(r *http.Request) (string, bool) {
+	if k := r.Header.Get("X-API-Key"); k != "" {
+		return k, true
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) != "" {
+		return strings.TrimSpace(tok), true
+	}
+	return "", false
+}
+
+// readOnly reports whether a read key may use method.
+func readOnly(method string) bool { return method == http.MethodGet || method == http.MethodHead }
+
+// requester returns the name of the key that made the request.
+func requester(c *gin.Context) string {
+	if p, ok := c.Get(ctxPrincipal); ok {
+		return p.(principal).Name
+	}
+	return ""
+}

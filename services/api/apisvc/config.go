@@ -1,0 +1,119 @@
+package apisvc
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultAddr            = "127.0.0.1:8080"
+	DefaultMaxBodyBytes    = 2 << 20
+	DefaultKeepAlive       = 15 * time.Second
+	DefaultSSEBuffer       = 256
+	DefaultLogPoll         = 500 * time.Millisecond
+	DefaultRequestTimeout  = 10 * time.Second
+	DefaultShutdownTimeout = 20 * time.Second
+	// ClientID is the api's Kafka client id when Bus.ClientID is empty.
+	ClientID = "braid-api"
+	// GroupPrefix starts the name of each api process's own consumer group on
+	// workflow.events; a random suffix makes every process see every event.
+	GroupPrefix = "braid-api-"
+)
+
+// Config configures an api server. Zero fields take the defaults above.
+type Config struct {
+	// Addr is where Run listens, host:port. Default 127.0.0.1:8080.
+	Addr string
+	// APIKeys are the accepted keys (see ParseKeys). At least one is required
+	// unless AuthOff.
+	APIKeys []APIKey
+	// AuthOff serves every endpoint without authentication, as role write
+	// (development only; BRAID_AUTH=off).
+	AuthOff bool
+	// Bus is the Kafka configuration; an empty ClientID becomes ClientID.
+	Bus eventbus.Config
+	// Redis is the state store client (required); the caller closes it.
+	Redis redis.UniversalClient
+	// Keys builds Redis keys (its Namespace isolates tests and tenants).
+	Keys statestore.Keys
+	// MaxBodyBytes bounds request bodies, in bytes. Default 2 MiB.
+	MaxBodyBytes int64
+	// Logger receives request and error logs. Default slog.Default().
+	Logger *slog.Logger
+	// Metrics is where the api registers its collectors and what /metrics
+	// serves. Default: a new registry with the Go and process collectors.
+	Metrics *prometheus.Registry
+	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
+	KeepAlive time.Duration
+	// SSEBuffer is how many events one SSE subscriber may lag behind before
+	// it is disconnected. Default 256.
+	SSEBuffer int
+	// LogPoll is how often a followed task log is polled. Default 500ms.
+	LogPoll time.Duration
+	// RequestTimeout bounds the Redis and Kafka calls of one request. Default 10s.
+	RequestTimeout time.Duration
+	// ShutdownTimeout bounds the graceful shutdown of Run. Default 20s.
+	ShutdownTimeout time.Duration
+}
+
+// errNoKeys explains how to configure keys; it names no key.
+var errNoKeys = errors.New("no API keys configured: set BRAID_API_KEYS=name:key:role[,name:key:role] " +
+	"(roles read, write), e.g. BRAID_API_KEYS=admin:$(openssl rand -hex 24):write, " +
+	"or set BRAID_AUTH=off to serve without authentication (development only)")
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	c.Addr = cmp.Or(c.Addr, DefaultAddr)
+	c.Bus.ClientID = cmp.Or(c.Bus.ClientID, ClientID)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.KeepAlive = cmp.Or(c.KeepAlive, DefaultKeepAlive)
+	c.SSEBuffer = cmp.Or(c.SSEBuffer, DefaultSSEBuffer)
+	c.LogPoll = cmp.Or(c.LogPoll, DefaultLogPoll)
+	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// validate reports every invalid field of a defaulted config.
+func (c Config) validate() error {
+	var errs []error
+	if c.Redis == nil {
+		errs = append(errs, errors.New("Redis client is required"))
+	}
+	if len(c.Bus.Brokers) == 0 {
+		errs = append(errs, errors.New("Bus.Brokers is required"))
+	}
+	if len(c.APIKeys) == 0 && !c.AuthOff {
+		errs = append(errs, errNoKeys)
+	}
+	if _, err := newKeyring(c.APIKeys); err != nil {
+		errs = append(errs, err)
+	}
+	for _, f := range []struct {
+		name string
+		bad  bool
+	}{
+		{"MaxBodyBytes", c.MaxBodyBytes < 1}, {"KeepAlive", c.KeepAlive <= 0}, {"SSEBuffer", c.SSEBuffer < 1},
+		{"LogPoll", c.LogPoll <= 0}, {"RequestTimeout", c.RequestTimeout <= 0}, {"ShutdownTimeout", c.ShutdownTimeout <= 0},
+	} {
+		if f.bad {
+			errs = append(errs, fmt.Errorf("%s must be positive", f.name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("api config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package apisvc
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/runstate"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHubDropsSlowSubscriber(t *testing.T) {
+	t.Parallel()
+	h := newHub(2)
+	slow, fast, other := h.subscribe("r1"), h.subscribe("r1"), h.subscribe("r2")
+	require.True(t, h.wants("r1"))
+	require.False(t, h.wants("r3"))
+	for seq := uint64(1); seq <= 3; seq++ {
+		h.publish(&eventsv1.RunEvent{RunId: "r1", Seq: seq})
+		if seq < 3 {
+			<-fast.events // fast keeps up
+		}
+	}
+	select {
+	case <-slow.gone:
+	default:
+		t.Fatal("a subscriber whose buffer is full is dropped")
+	}
+	select {
+	case <-fast.gone:
+		t.Fatal("a subscriber that keeps up stays")
+	default:
+	}
+	require.Equal(t, uint64(3), (<-fast.events).Seq)
+	require.Empty(t, other.events, "events go only to the run's subscribers")
+	require.Equal(t, 2, h.count())
+	h.unsubscribe(slow) // safe after a drop
+	h.unsubscribe(fast)
+	h.unsubscribe(other)
+	require.Zero(t, h.count())
+	require.False(t, h.wants("r1"))
+}
+
+func TestWaitingReason(t *testing.T) {
+	t.Parallel()
+	g, err := dag.Compile(&dag.Definition{Name: "w", Nodes: []dag.Node{
+		{ID: "a", Handler: "noop"}, {ID: "b", Handler: "noop"},
+		{ID: "c", Handler: "shell", DependsOn: []string{"a", "b"}}, {ID: "ok", Handler: "approval"},
+	}})
+	require.NoError(t, err)
+	now := time.UnixMilli(1_700_000_000_000)
+	rec := func(s runstate.NodeState) runstate.NodeRecord { return runstate.NodeRecord{State: s} }
+	running := waitCtx{status: runstate.RunRunning, started: true, now: now}
+	tests := []struct {
+		name  string
+		nodes []runstate.NodeRecord
+		i     int
+		w     waitCtx
+		want  string
+	}{
+		{"parents", []runstate.NodeRecord{rec("running"), rec("queued"), rec("pending"), rec("pending")}, 2, running, "waiting for parents: a, b"},
+		{"one parent left", []runstate.NodeRecord{rec("succeeded"), rec("running"), rec("pending"), rec("pending")}, 2, running, "waiting for parents: b"},
+		{"paused", []runstate.NodeRecord{rec("succeeded"), rec("succeeded"), rec("pending"), rec("pending")}, 2, waitCtx{status: "running", started: true, paused: true}, "run paused"},
+		{"retry backoff", []runstate.NodeRecord{{State: "retry_wait", RetryAt: now.UnixMilli()}}, 0, running, "retry backoff until 2023-11-14T22:13:20.000Z"},
+		{"queued", []runstate.NodeRecord{rec("queued")}, 0, running, "queued: waiting for a worker"},
+		{"no worker offers it", []runstate.NodeRecord{rec("succeeded"), rec("succeeded"), rec("queued")}, 2,
+			waitCtx{status: "running", started: true, offers: func(h string) bool { return h == "noop" }}, "no live worker offers handler shell"},
+		{"approval", []runstate.NodeRecord{rec("pending"), rec("pending"), rec("pending"), rec("queued")}, 3, running, "awaiting approval"},
+		{"not started", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "pending"}, "run not started yet: waiting for the orchestrator"},
+		{"running", []runstate.NodeRecord{rec("running")}, 0, running, ""},
+		{"finished", []runstate.NodeRecord{rec("succeeded")}, 0, running, ""},
+		{"run over", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "failed", started: true}, ""},
+	}
+	for _, tc := range tests {
+		nodes := append(tc.nodes, make([]runstate.NodeRecord, 4-len(tc.nodes))...)
+		for i := range nodes {
+			if nodes[i].State == "" {
+				nodes[i].State = runstate.NodePending
+			}
+		}
+		require.Equal(t, tc.want, waitingReason(g, tc.i, nodes, tc.w), tc.name)
+	}
+}
+
+func TestCheckInput(t *testing.T) {
+	t.Parallel()
+	specs := map[string]dag.InputSpec{
+		"n": {Type: "integer", Required: true}, "d": {Type: "string", Required: true, Default: []byte(`"x"`)},
+		"f": {Type: "number"}, "any": {},
+	}
+	tests := []struct {
+		name    string
+		input   string
+		want    string
+		wantErr []string // paths
+	}{
+		{"ok", `{"n": 1, "f": 2.5, "any": [1]}`, `{"n":1,"f":2.5,"any":[1]}`, nil},
+		{"default covers required", `{"n":1}`, `{"n":1}`, nil},
+		{"missing required", ``, "", []string{"$.input.n"}},
+		{"null input", `null`, "", []string{"$.input.n"}},
+		{"wrong types", `{"n":"1","f":true}`, "", []string{"$.input.f", "$.input.n"}},
+		{"unknown name", `{"n":1,"weird key":1}`, "", []string{`$.input["weird key"]`}},
+		{"not an object", `[1]`, "", []string{"$.input"}},
+	}
+	for _, tc := range tests {
+		got, errs := checkInput(specs, []byte(tc.input))
+		var paths []string
+		for _, e := range errs {
+			paths = append(paths, e.Path)
+		}
+		require.Equal(t, tc.wantErr, paths, tc.name)
+		if tc.wantErr == nil {
+			require.Equal(t, tc.want, string(got), tc.name)
+		}
+	}
+	got, errs := checkInput(nil, []byte(`{"anything": {"goes": true}}`))
+	require.Empty(t, errs, "a workflow without declared inputs takes any object")
+	require.JSONEq(t, `{"anything":{"goes":true}}`, string(got))
+	got, errs = checkInput(nil, nil)
+	require.Empty(t, errs)
+	require.Equal(t, "{}", string(got))
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	t.Parallel()
+	gin.SetMode(gin.ReleaseMode)
+	cur := cursor{List: "runs", Score: 1.7e12, Member: "0190-abc"}
+	c, _ := gin.CreateTestContext(httptest.NewRecorder())
+	c.Request = httptest.NewRequest("GET", "/runs?cursor="+cur.encode(), nil)
+	got, err := cursorQuery(c, "runs")
+	require.NoError(t, err)
+	require.Equal(t, cur, *got)
+	_, err = cursorQuery(c, "workflows")
+	require.Error(t, err, "a cursor of another list is refused")
+}
+
+func TestKeyringMatch(t *testing.T) {
+	t.Parallel()
+	r, err := newKeyring([]APIKey{{Name: "a", Key: "k1", Role: RoleRead}, {Name: "b", Key: "k2", Role: RoleWrite}})
+	require.NoError(t, err)
+	require.Equal(t, 0, r.match("k1"))
+	require.Equal(t, 1, r.match("k2"))
+	require.Equal(t, -1, r.match("k3"))
+	require.Equal(t, -1, r.match(""))
+	empty, err := newKeyring(nil)
+	require.NoError(t, err)
+	require.Equal(t, -1, empty.match("k1"))
+}

@@ -1,0 +1,57 @@
+package apisvc
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// routes builds the gin engine: global middleware, the public endpoints,
+// and every authenticated endpoint of SPEC §8.
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.ContextWithFallback = true
+	r.Use(requestIDs, s.accessLog, s.metrics.observe, s.problems, s.recoverer, s.limitBody)
+	r.NoRoute(noRoute)
+	r.NoMethod(noMethod)
+
+	r.GET("/healthz", s.healthz)
+	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", s.metrics.handler())
+	r.GET("/openapi.json", openAPI)
+
+	a := r.Group("/", s.authenticate)
+	a.POST("/workflows", s.registerWorkflow)
+	a.POST("/workflows/validate", s.validateWorkflow)
+	a.GET("/workflows", s.listWorkflows)
+	a.GET("/workflows/:name", s.getWorkflow)
+	a.GET("/workflows/:name/versions", s.workflowVersions)
+	a.DELETE("/workflows/:name", s.deleteWorkflow)
+	a.POST("/workflows/:name/runs", s.createRun)
+	a.POST("/workflows/:name/run", s.createRun)
+
+	a.GET("/runs", s.listRuns)
+	a.GET("/runs/:id", s.getRun)
+	a.GET("/runs/:id/events", s.runEvents)
+	a.GET("/runs/:id/tasks", s.listTasks)
+	a.GET("/runs/:id/tasks/:node", s.getTask)
+	a.GET("/runs/:id/tasks/:node/logs", s.taskLogs)
+	for _, ctl := range controls {
+		a.POST("/runs/:id/"+ctl.verb, s.control(ctl))
+	}
+	a.POST("/runs/:id/tasks/:node/approve", s.approval(true))
+	a.POST("/runs/:id/tasks/:node/reject", s.approval(false))
+
+	a.GET("/workers", s.listWorkers)
+	return r
+}
+
+// healthz reports that the process is alive.
+func (s *Server) healthz(c *gin.Context) {
+	respond(c, http.StatusOK, map[string]string{"status": "ok"})
+}

@@ -1,0 +1,148 @@
+package apisvc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+)
+
+// runRequest is the body of POST /workflows/{name}/runs.
+type runRequest struct {
+	Input json.RawMessage `json:"input"`
+}
+
+// runAccepted is the 202 answer to a run request.
+type runAccepted struct {
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Version  int    `json:"version"`
+}
+
+// idempotencyKeyShape is what an Idempotency-Key header may hold.
+var idempotencyKeyShape = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
+
+// createRun starts a run of a workflow's latest version: it checks the
+// input, dedupes on Idempotency-Key, records the run as pending, publishes
+// RunStartRequested (acknowledged by all replicas) and answers 202 {run_id}.
+func (s *Server) createRun(c *gin.Context) {
+	name, req, err := runRequestOf(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	info, err := s.liveWorkflow(ctx, name)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	g, err := s.defs.get(ctx, name, info.Latest)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	input, problems := checkInput(g.Def.Inputs, req.Input)
+	if len(problems) > 0 {
+		abort(c, errInvalid(inputDetail(name, info.Latest, problems), problems))
+		return
+	}
+	p := statestore.PendingRun{ID: newRunID(), Workflow: name, Version: info.Latest, Input: input,
+		Created: time.Now(), RequestedBy: requester(c)}
+	s.startRun(ctx, c, p)
+}
+
+// runRequestOf reads the workflow name and the optional {input} body.
+func runRequestOf(c *gin.Context) (string, runRequest, error) {
+	var req runRequest
+	name, err := nameParam(c)
+	if err != nil {
+		return "", req, err
+	}
+	if k := c.GetHeader("Idempotency-Key"); k != "" && !idempotencyKeyShape.MatchString(k) {
+		return "", req, errBadRequest("Idempotency-Key must be 1 to 255 visible ASCII characters")
+	}
+	body, err := readJSONBody(c)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		return name, req, err
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return "", req, err
+	}
+	return name, req, nil
+}
+
+// startRun applies the idempotency key, then records and publishes p.
+func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.PendingRun) {
+	idemKey := c.GetHeader("Idempotency-Key")
+	if idemKey != "" {
+		prior, fresh, err := s.reserve(ctx, p, idemKey)
+		if err != nil {
+			abort(c, err)
+			return
+		}
+		if !fresh {
+			c.Header("Idempotent-Replayed", "true")
+			respond(c, http.StatusAccepted, prior)
+			return
+		}
+	}
+	if err := s.publishStart(ctx, p); err != nil {
+		if idemKey != "" {
+			s.releaseKey(ctx, p, idemKey)
+		}
+		abort(c, err)
+		return
+	}
+	s.metrics.runsCreated.Inc()
+	s.log.Info("run requested", "run_id", p.ID, "workflow", p.Workflow, "version", p.Version, logKeyName, p.RequestedBy)
+	c.Header("Location", "/runs/"+p.ID)
+	respond(c, http.StatusAccepted, runAccepted{RunID: p.ID, Workflow: p.Workflow, Version: p.Version})
+}
+
+// publishStart writes p's pending record and publishes its start request;
+// if publishing fails it deletes the record again and returns a 503.
+func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun) error {
+	if err := s.keys.CreatePendingRun(ctx, s.rdb, p); err != nil {
+		return err
+	}
+	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, p.ID, &eventsv1.RunStartRequested{
+		RunId: p.ID, Workflow: p.Workflow, Version: int32(p.Version), Input: p.Input,
+		RequestedAtMs: p.Created.UnixMilli(), RequestedBy: p.RequestedBy,
+	})
+	if err == nil {
+		err = s.prod.Publish(ctx, msg)
+	}
+	if err == nil {
+		return nil
+	}
+	cctx, cancel := cleanupCtx(ctx)
+	defer cancel()
+	if derr := s.keys.DeletePendingRun(cctx, s.rdb, p.ID, p.Workflow); derr != nil {
+		s.log.Warn("undo pending run", "run_id", p.ID, "err", derr)
+	}
+	return errUnavailable(err, "could not request run of workflow %q: the event bus did not acknowledge it; retry later", p.Workflow)
+}
+
+// newRunID returns a UUIDv7: unique, sortable by creation time, and made
+// only of [0-9a-f-].
+func newRunID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// inputDetail summarises input problems: how many, and the first.
+func inputDetail(name string, version int, problems []FieldError) string {
+	if len(problems) == 1 {
+		return fmt.Sprintf("the input does not fit workflow %q version %d: %s", name, version, problems[0].Message)
+	}
+	return fmt.Sprintf("the input does not fit workflow %q version %d: %d problems (see errors), first: %s",
+		name, version, len(problems), problems[0].Message)
+}

@@ -1,0 +1,80 @@
+package apisvc
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/gin-gonic/gin"
+)
+
+// runView is the body of GET /runs/{id} and of the SSE snapshot event.
+type runView struct {
+	runSummary
+	Seq        uint64          `json:"seq"`
+	Input      json.RawMessage `json:"input"`
+	DurationMs *int64          `json:"duration_ms,omitempty"`
+	Nodes      []nodeView      `json:"nodes"`
+}
+
+// nodeView is one node of a run: state, attempt, timings, worker, error,
+// and why it waits.
+type nodeView struct {
+	ID        string   `json:"id"`
+	DependsOn []string `json:"depends_on"`
+	nodeFields
+}
+
+// getRun returns a run with every node's state, attempt, timings and error.
+func (s *Server) getRun(c *gin.Context) {
+	id, err := runParam(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	r, err := s.loadRun(ctx, id)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	respond(c, http.StatusOK, s.viewRun(ctx, r, time.Now()))
+}
+
+// viewRun builds the view of a loaded run.
+func (s *Server) viewRun(ctx context.Context, r *loadedRun, now time.Time) runView {
+	sum := summarize(r.id, r.stored.Fields)
+	v := runView{runSummary: sum, Seq: r.seq(), Input: r.input(), Nodes: make([]nodeView, len(r.nodes)),
+		DurationMs: durationMs(parseMs(r.field(statestore.FieldStarted)), parseMs(r.field(statestore.FieldFinished)), now)}
+	var offers func(string) bool
+	for _, rec := range r.nodes {
+		if rec.State == runstate.NodeQueued {
+			offers = s.handlerOffers(ctx, now)
+			break
+		}
+	}
+	w := r.waitContext(now, offers)
+	for i, n := range r.graph.Def.Nodes {
+		v.Nodes[i] = nodeView{ID: n.ID, DependsOn: append([]string{}, n.DependsOn...), nodeFields: viewNode(n.Handler, r.nodes[i], now)}
+		v.Nodes[i].WaitingReason = waitingReason(r.graph, i, r.nodes, w)
+	}
+	return v
+}
+
+// viewNode renders one node record.
+func viewNode(handler string, rec runstate.NodeRecord, now time.Time) nodeFields {
+	finished := rec.FinishedAt
+	if !rec.State.Terminal() {
+		finished = 0
+	}
+	return nodeFields{
+		Handler: handler, State: string(rec.State), Attempt: rec.Attempt,
+		QueuedAt: formatMs(rec.QueuedAt), StartedAt: formatMs(rec.StartedAt), FinishedAt: formatMs(finished),
+		DurationMs: durationMs(rec.StartedAt, finished, now), Worker: rec.Worker, Error: rec.Error, Reason: rec.Reason,
+		RetryAt: formatMs(rec.RetryAt),
+	}
+}

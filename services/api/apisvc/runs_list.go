@@ -1,0 +1,156 @@
+package apisvc
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+)
+
+// runScanBatches bounds how many index batches one filtered page reads; a
+// page that found too few matches in them ends early with a next_cursor.
+const runScanBatches = 20
+
+// runStatuses are the accepted ?status= values.
+var runStatuses = []runstate.RunStatus{
+	runstate.RunPending, runstate.RunRunning, runstate.RunSucceeded,
+	runstate.RunFailed, runstate.RunCancelling, runstate.RunCancelled,
+}
+
+// runSummary is one item of GET /runs.
+type runSummary struct {
+	ID          string `json:"id"`
+	Workflow    string `json:"workflow"`
+	Version     int    `json:"version"`
+	Status      string `json:"status"`
+	Paused      bool   `json:"paused"`
+	CreatedAt   string `json:"created_at,omitempty"`
+	StartedAt   string `json:"started_at,omitempty"`
+	FinishedAt  string `json:"finished_at,omitempty"`
+	Error       string `json:"error,omitempty"`
+	RequestedBy string `json:"requested_by,omitempty"`
+}
+
+// runList is a page of runs.
+type runList struct {
+	Items      []runSummary `json:"items"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+// runFilter is the parsed query of GET /runs.
+type runFilter struct {
+	workflow string
+	statuses []string
+	limit    int
+	after    *redis.Z
+}
+
+// listRuns pages through runs newest first, optionally of one workflow
+// and in some statuses (?status=failed,cancelled).
+func (s *Server) listRuns(c *gin.Context) {
+	f, err := runFilterOf(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	key := s.keys.AllRuns()
+	if f.workflow != "" {
+		key = s.keys.WorkflowRuns(f.workflow)
+	}
+	out, err := s.scanRuns(ctx, key, f)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	respond(c, http.StatusOK, out)
+}
+
+// runFilterOf parses and checks the query of GET /runs.
+func runFilterOf(c *gin.Context) (runFilter, error) {
+	var f runFilter
+	var err error
+	if f.limit, err = limitQuery(c); err != nil {
+		return f, err
+	}
+	cur, err := cursorQuery(c, "runs")
+	if err != nil {
+		return f, err
+	}
+	f.after = cur.after()
+	if wf, ok := c.GetQuery("workflow"); ok {
+		if !workflowName.MatchString(wf) {
+			return f, errBadRequest("query parameter workflow=%q is not a workflow name ([a-z0-9][a-z0-9_.-]{0,63})", wf)
+		}
+		f.workflow = wf
+	}
+	if st, ok := c.GetQuery("status"); ok {
+		for _, v := range strings.Split(st, ",") {
+			if !slices.Contains(runStatuses, runstate.RunStatus(v)) {
+				return f, errBadRequest("query parameter status=%q: %q is not a run status (pending, running, succeeded, failed, cancelling, cancelled)", st, v)
+			}
+			f.statuses = append(f.statuses, v)
+		}
+	}
+	return f, nil
+}
+
+// scanRuns reads the index in batches, keeping runs that match f, until
+// the page is full, the index ends or runScanBatches were read.
+func (s *Server) scanRuns(ctx context.Context, key string, f runFilter) (runList, error) {
+	out := runList{Items: []runSummary{}}
+	after := f.after
+	for range runScanBatches {
+		batch, err := statestore.PageSorted(ctx, s.rdb, key, after, f.limit, true)
+		if err != nil {
+			return out, err
+		}
+		ids := make([]string, len(batch))
+		for i, z := range batch {
+			ids[i] = z.Member.(string)
+		}
+		sums, err := s.keys.RunSummaries(ctx, s.rdb, ids...)
+		if err != nil {
+			return out, err
+		}
+		for i, m := range sums {
+			if len(m) == 0 || (len(f.statuses) > 0 && !slices.Contains(f.statuses, m[statestore.FieldStatus])) {
+				continue
+			}
+			out.Items = append(out.Items, summarize(ids[i], m))
+			if len(out.Items) == f.limit {
+				out.NextCursor = runCursor(batch[i])
+				return out, nil
+			}
+		}
+		if len(batch) < f.limit {
+			return out, nil
+		}
+		after = &batch[len(batch)-1]
+	}
+	out.NextCursor = runCursor(*after)
+	return out, nil
+}
+
+func runCursor(z redis.Z) string {
+	return cursor{List: "runs", Score: z.Score, Member: z.Member.(string)}.encode()
+}
+
+// summarize builds a runSummary from RunSummaryFields.
+func summarize(id string, m map[string]string) runSummary {
+	v, _ := strconv.Atoi(m[statestore.FieldVersion])
+	return runSummary{
+		ID: id, Workflow: m[statestore.FieldWorkflow], Version: v, Status: m[statestore.FieldStatus],
+		Paused:    m[statestore.FieldPaused] == "1",
+		CreatedAt: formatMs(parseMs(m[statestore.FieldCreated])), StartedAt: formatMs(parseMs(m[statestore.FieldStarted])),
+		FinishedAt: formatMs(parseMs(m[statestore.FieldFinished])), Error: m[statestore.FieldError],
+		RequestedBy: m[statestore.FieldRequestedBy],
+	}
+}

@@ -1,0 +1,227 @@
+package apisvc_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSeed000EndToEnd registers the seed-000 example, runs it through a
+// real orchestrator and worker, and reads its tasks, outputs and logs.
+func TestSeed000EndToEnd(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	name, _ := e.register(readFile(t, seed000))
+	id := e.startRun(name, nil, nil)
+	require.Regexp(t, `^[A-Za-z0-9_-]+$`, id)
+	run := e.waitStatus(id, "succeeded", 60*time.Second)
+	require.Len(t, run.Nodes, 4)
+	for _, n := range run.Nodes {
+		require.Equal(t, "succeeded", n.State, n.ID)
+		require.Equal(t, "worker-0", n.Worker, n.ID)
+		require.Empty(t, n.WaitingReason, n.ID)
+	}
+
+	var tasks struct {
+		Items []struct {
+			Node   string `json:"node"`
+			State  string `json:"state"`
+			Worker string `json:"worker"`
+			Output struct {
+				ExitCode int    `json:"exit_code"`
+				Stdout   string `json:"stdout"`
+			} `json:"output"`
+		} `json:"items"`
+	}
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks", key: readSecret}, http.StatusOK).json(t, &tasks)
+	require.Len(t, tasks.Items, 4)
+	for _, tk := range tasks.Items {
+		require.Equal(t, "worker-0", tk.Worker, tk.Node)
+		require.Equal(t, tk.Node+"\n", tk.Output.Stdout, tk.Node)
+	}
+	var one struct {
+		Output json.RawMessage `json:"output"`
+	}
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/D"}, http.StatusOK).json(t, &one)
+	require.Contains(t, string(one.Output), `"stdout":"D\n"`)
+
+	var logs struct {
+		Attempt int `json:"attempt"`
+		Lines   []struct {
+			Stream string `json:"stream"`
+			Line   string `json:"line"`
+		} `json:"lines"`
+	}
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/B/logs"}, http.StatusOK).json(t, &logs)
+	require.Equal(t, 1, logs.Attempt)
+	var text []string
+	for _, l := range logs.Lines {
+		text = append(text, l.Stream+":"+l.Line)
+	}
+	require.Contains(t, text, "stdout:B", "shell output lines are in the log")
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/B/logs?attempt=2"}, http.StatusNotFound).problem(t)
+
+	var sums struct {
+		Items []struct {
+			ID          string `json:"id"`
+			Status      string `json:"status"`
+			RequestedBy string `json:"requested_by"`
+		} `json:"items"`
+	}
+	e.must(req{method: "GET", path: "/runs?workflow=" + name + "&status=succeeded"}, http.StatusOK).json(t, &sums)
+	require.Len(t, sums.Items, 1)
+	require.Equal(t, writeKey, sums.Items[0].RequestedBy, "the key's name, never the key")
+}
+
+func TestFollowLogs(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	dir := t.TempDir()
+	name, _ := e.register(`{"name":"follow","nodes":[{"id":"talk","handler":"shell","config":{"command":"echo first; while [ ! -f ` + dir + `/go ]; do sleep 0.05; done; echo second"}}]}`)
+	id := e.startRun(name, nil, nil)
+	require.Eventually(t, func() bool {
+		r := e.waitStatus(id, "running", 30*time.Second)
+		return r.Nodes[0].State == "running"
+	}, 30*time.Second, 50*time.Millisecond)
+	resp := e.client.stream(t, req{method: "GET", path: "/runs/" + id + "/tasks/talk/logs?follow=true"})
+	events := newSSEReader(resp.Body)
+	ev := events.next(t, 30*time.Second)
+	require.Equal(t, "line", ev.event)
+	require.Contains(t, ev.data, `"line":"first"`)
+	require.NoError(t, touch(dir+"/go"))
+	ev = events.next(t, 30*time.Second)
+	require.Equal(t, "line", ev.event)
+	require.Contains(t, ev.data, `"line":"second"`)
+	ev = events.next(t, 30*time.Second)
+	require.Equal(t, "end", ev.event)
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	name, _ := e.register(`{"name":"idem","inputs":{"n":{"type":"integer"}},"nodes":[{"id":"a","handler":"noop"}]}`)
+	h := map[string]string{"Idempotency-Key": "order-42"}
+	first := e.startRun(name, map[string]any{"input": map[string]any{"n": 1}}, h)
+	resp := e.must(req{method: "POST", path: "/workflows/" + name + "/runs", body: `{"input": {"n": 1}}`, header: h}, http.StatusAccepted)
+	require.Equal(t, "true", resp.Header.Get("Idempotent-Replayed"))
+	var acc struct {
+		RunID string `json:"run_id"`
+	}
+	resp.json(t, &acc)
+	require.Equal(t, first, acc.RunID, "a repeated key returns the same run")
+	alias := e.must(req{method: "POST", path: "/workflows/" + name + "/run", body: `{"input":{"n":1}}`, header: h}, http.StatusAccepted)
+	alias.json(t, &acc)
+	require.Equal(t, first, acc.RunID)
+
+	p := e.must(req{method: "POST", path: "/workflows/" + name + "/runs", body: `{"input": {"n": 2}}`, header: h}, http.StatusUnprocessableEntity).problem(t)
+	require.Contains(t, p.Detail, "different input")
+	other := e.startRun(name, map[string]any{"input": map[string]any{"n": 1}}, map[string]string{"Idempotency-Key": "order-43"})
+	require.NotEqual(t, first, other)
+	require.NotEqual(t, first, e.startRun(name, nil, nil), "no key: a new run every time")
+	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRuns(name)).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(3), n)
+}
+
+func TestPendingRunRecord(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	name, v := e.register(`{"name":"pend","inputs":{"who":{"type":"string","default":"x"}},"nodes":[{"id":"a","handler":"noop"},{"id":"b","handler":"noop","depends_on":["a"]}]}`)
+	id := e.startRun(name, map[string]any{"input": map[string]any{"who": "ann"}}, nil)
+	f, err := e.rdb.HGetAll(t.Context(), e.keys.Run(id)).Result()
+	require.NoError(t, err)
+	require.Equal(t, "pending", f[statestore.FieldStatus])
+	require.Equal(t, name, f[statestore.FieldWorkflow])
+	require.Equal(t, itoa(v), f[statestore.FieldVersion])
+	require.JSONEq(t, `{"who":"ann"}`, f[statestore.FieldInput])
+	require.Equal(t, writeKey, f[statestore.FieldRequestedBy])
+	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns(name), e.keys.ActiveRuns()} {
+		require.NoError(t, e.rdb.ZScore(t.Context(), key, id).Err(), key)
+	}
+	run := e.waitStatus(id, "pending", time.Second)
+	require.Equal(t, "run not started yet: waiting for the orchestrator", run.Nodes[1].WaitingReason)
+}
+
+func TestListRunsFiltersAndPages(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	a, _ := e.register(`{"name":"list-a","nodes":[{"id":"a","handler":"noop"}]}`)
+	b, _ := e.register(`{"name":"list-b","nodes":[{"id":"a","handler":"noop"}]}`)
+	var ids []string
+	for i := range 9 {
+		wf := a
+		if i%3 == 0 {
+			wf = b
+		}
+		ids = append(ids, e.startRun(wf, nil, nil))
+	}
+	// Mark some runs failed, as the orchestrator would.
+	for _, id := range ids[:4] {
+		require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), statestore.FieldStatus, "failed").Err())
+	}
+	all := pageAll(t, e, "/runs?limit=2")
+	require.Len(t, all, 9)
+	for i := range all {
+		require.Equal(t, ids[len(ids)-1-i], all[i], "newest first")
+	}
+	require.Len(t, pageAll(t, e, "/runs?workflow="+b+"&limit=2"), 3)
+	require.Len(t, pageAll(t, e, "/runs?status=failed&limit=3"), 4)
+	require.Len(t, pageAll(t, e, "/runs?status=pending,failed&limit=4"), 9)
+	require.Len(t, pageAll(t, e, "/runs?workflow="+a+"&status=failed"), 2)
+	require.Empty(t, pageAll(t, e, "/runs?workflow=never-registered"))
+}
+
+// pageAll follows next_cursor and returns every run id listed.
+func pageAll(t *testing.T, e *env, path string) []string {
+	t.Helper()
+	var out []string
+	sep := "&"
+	if !strings.Contains(path, "?") {
+		sep = "?"
+	}
+	next := path
+	for range 50 {
+		var page struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+			NextCursor string `json:"next_cursor"`
+		}
+		e.must(req{method: "GET", path: next, key: readSecret}, http.StatusOK).json(t, &page)
+		for _, it := range page.Items {
+			out = append(out, it.ID)
+		}
+		if page.NextCursor == "" {
+			return out
+		}
+		next = path + sep + "cursor=" + page.NextCursor
+	}
+	t.Fatalf("%s: more than 50 pages", path)
+	return nil
+}
+
+// TestRunRequestWithoutBroker checks that a run the event bus did not
+// acknowledge is a 503 and leaves nothing behind, so a retry is clean.
+func TestRunRequestWithoutBroker(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{timeout: 3 * time.Second})
+	name, _ := e.register(`{"name":"nobus","nodes":[{"id":"a","handler":"noop"}]}`)
+	e.kafka.Stop()
+	h := map[string]string{"Idempotency-Key": "k1"}
+	p := e.must(req{method: "POST", path: "/workflows/" + name + "/runs", header: h}, http.StatusServiceUnavailable).problem(t)
+	require.Contains(t, p.Detail, "did not acknowledge")
+	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns(name), e.keys.ActiveRuns()} {
+		require.Zero(t, e.rdb.ZCard(t.Context(), key).Val(), key)
+	}
+	keys, err := e.rdb.Keys(t.Context(), statestore.Prefix+e.keys.Namespace+"{*}:run").Result()
+	require.NoError(t, err)
+	require.Empty(t, keys, "the pending run record is deleted")
+	require.Zero(t, e.rdb.Exists(t.Context(), e.keys.Idempotency(name, "k1")).Val(), "the idempotency key is released")
+	p = e.must(req{method: "GET", path: "/readyz", key: "-"}, http.StatusServiceUnavailable).problem(t)
+	require.Equal(t, "kafka", p.Errors[0].Path)
+}

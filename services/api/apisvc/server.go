@@ -1,0 +1,164 @@
+package apisvc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is the api: an http.Handler plus the producer and the events
+// consumer behind it. Build it with New; call Close when done.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	rdb     redis.UniversalClient
+	keys    statestore.Keys
+	ring    *keyring
+	prod    *eventbus.Producer
+	feed    *feed
+	hub     *hub
+	defs    *defCache
+	metrics *metrics
+	engine  *gin.Engine
+
+	closing   chan struct{} // closed when shutdown begins: streams end, readiness fails
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New validates cfg, creates the topics the api uses when missing, opens a
+// producer and starts the workflow.events consumer that feeds SSE streams.
+// ctx bounds start-up only; call Close to stop the consumer and producer.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ring, _ := newKeyring(cfg.APIKeys) // validate checked it
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("api metrics: %w", err)
+	}
+	topics := []string{eventsv1.TopicWorkflowStart, eventsv1.TopicWorkflowControl, eventsv1.TopicWorkflowEvents}
+	if err := eventbus.EnsureTopics(ctx, cfg.Bus, topics...); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	prod, err := eventbus.NewProducer(cfg.Bus)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger.With("component", "api"), rdb: cfg.Redis, keys: cfg.Keys, ring: ring,
+		prod: prod, hub: newHub(cfg.SSEBuffer), defs: newDefCache(cfg.Redis, cfg.Keys), metrics: m,
+		closing: make(chan struct{}),
+	}
+	s.feed, err = startFeed(cfg.Bus, GroupPrefix+randomHex(6), s.hub, s.log)
+	if err != nil {
+		_ = prod.Close()
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	s.engine = s.routes()
+	return s, nil
+}
+
+// Handler returns the api's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Close ends open streams, stops the events consumer and closes the
+// producer. It does not close Config.Redis. Safe to call twice.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.beginShutdown()
+		s.closeErr = errors.Join(s.feed.stop(), s.prod.Close())
+	})
+	return s.closeErr
+}
+
+// beginShutdown turns readiness off and ends every SSE and log stream, so
+// that http.Server.Shutdown does not wait for them.
+func (s *Server) beginShutdown() {
+	select {
+	case <-s.closing:
+	default:
+		close(s.closing)
+	}
+}
+
+// Serve serves the api on ln until ctx ends, then shuts down gracefully:
+// readiness off, streams ended, in-flight requests finished (at most
+// ShutdownTimeout). It does not Close s.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.engine,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("api listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.beginShutdown()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shut down api: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// Run builds a Server from cfg, listens on cfg.Addr and serves until ctx
+// ends, then shuts down gracefully and closes the server.
+func Run(ctx context.Context, cfg Config) error {
+	s, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("api listen %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// requestCtx bounds a handler's calls to Redis and Kafka.
+func (s *Server) requestCtx(c *gin.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Request.Context(), s.cfg.RequestTimeout)
+}
+
+// cleanupTimeout bounds undoing a failed request's writes.
+const cleanupTimeout = 5 * time.Second
+
+// cleanupCtx is for undoing writes after a request failed: it outlives
+// ctx's cancellation but not cleanupTimeout.
+func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// randomHex returns n random bytes as hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

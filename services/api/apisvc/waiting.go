@@ -1,0 +1,61 @@
+package apisvc
+
+import (
+	"strings"
+	"time"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// waitCtx is the run-wide state waiting reasons depend on.
+type waitCtx struct {
+	status  runstate.RunStatus
+	started bool // the orchestrator has created the node records
+	paused  bool
+	now     time.Time
+	// offers reports whether a live worker offers a handler (nil: unknown).
+	offers func(handler string) bool
+}
+
+// waitingReason says why node i of g, with records recs, is not running,
+// or "" when it is running or finished, or the run is over.
+func waitingReason(g *dag.Graph, i int, recs []runstate.NodeRecord, w waitCtx) string {
+	rec := recs[i]
+	if rec.State == runstate.NodeRunning || rec.State.Terminal() || w.status.Terminal() {
+		return ""
+	}
+	switch {
+	case !w.started:
+		return "run not started yet: waiting for the orchestrator"
+	case w.status == runstate.RunCancelling:
+		return "run cancelling"
+	case rec.State == runstate.NodeQueued:
+		return queuedReason(g.Def.Nodes[i].Handler, w)
+	case w.paused:
+		return "run paused"
+	case rec.State == runstate.NodeRetryWait:
+		return "retry backoff until " + formatMs(rec.RetryAt)
+	}
+	var waiting []string
+	for _, p := range g.Parents[i] {
+		if !recs[p].State.Terminal() {
+			waiting = append(waiting, g.Def.Nodes[p].ID)
+		}
+	}
+	if len(waiting) > 0 {
+		return "waiting for parents: " + strings.Join(waiting, ", ")
+	}
+	return "waiting to be scheduled"
+}
+
+// queuedReason explains a dispatched node no worker has started.
+func queuedReason(handler string, w waitCtx) string {
+	if handler == "approval" {
+		return "awaiting approval"
+	}
+	if w.offers != nil && !w.offers(handler) {
+		return "no live worker offers handler " + handler
+	}
+	return "queued: waiting for a worker"
+}

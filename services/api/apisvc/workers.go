@@ -1,0 +1,99 @@
+package apisvc
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/braidhq/braid/pkg/worker"
+	"github.com/gin-gonic/gin"
+)
+
+// missedBeats is how many heartbeat intervals a worker may miss before it
+// counts as gone; minStale is the floor of that window.
+const (
+	missedBeats = 3
+	minStale    = 3 * time.Second
+)
+
+// workerView is one item of GET /workers.
+type workerView struct {
+	ID          string   `json:"id"`
+	Handlers    []string `json:"handlers"`
+	Concurrency int      `json:"concurrency"`
+	InFlight    int      `json:"in_flight"`
+	StartedAt   string   `json:"started_at,omitempty"`
+	SeenAt      string   `json:"seen_at,omitempty"`
+	Live        bool     `json:"live"`
+}
+
+// workerList is the body of GET /workers.
+type workerList struct {
+	Items []workerView `json:"items"`
+}
+
+// listWorkers lists live workers with their handlers and in-flight
+// counts; ?all=true also lists workers whose heartbeats stopped.
+func (s *Server) listWorkers(c *gin.Context) {
+	all, err := boolQuery(c, "all")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	ws, err := s.workers(ctx, time.Now())
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	out := workerList{Items: []workerView{}}
+	for _, w := range ws {
+		if all || w.Live {
+			out.Items = append(out.Items, w)
+		}
+	}
+	respond(c, http.StatusOK, out)
+}
+
+// workers reads the worker registry, sorted by id.
+func (s *Server) workers(ctx context.Context, now time.Time) ([]workerView, error) {
+	raw, err := s.rdb.HGetAll(ctx, s.keys.Workers()).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]workerView, 0, len(raw))
+	for id, v := range raw {
+		var st worker.Status
+		if json.Unmarshal([]byte(v), &st) != nil {
+			continue
+		}
+		stale := max(time.Duration(st.HeartbeatIntervalMs)*time.Millisecond*missedBeats, minStale)
+		out = append(out, workerView{
+			ID: id, Handlers: append([]string{}, st.Handlers...), Concurrency: st.Concurrency, InFlight: st.InFlight,
+			StartedAt: formatTime(st.StartedAt), SeenAt: formatTime(st.SeenAt), Live: now.Sub(st.SeenAt) < stale,
+		})
+	}
+	slices.SortFunc(out, func(a, b workerView) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// handlerOffers returns a func telling whether a live worker offers a
+// handler, reading the registry at most once; nil when it cannot be read.
+func (s *Server) handlerOffers(ctx context.Context, now time.Time) func(string) bool {
+	ws, err := s.workers(ctx, now)
+	if err != nil {
+		return nil
+	}
+	return func(h string) bool {
+		for _, w := range ws {
+			if w.Live && slices.Contains(w.Handlers, h) {
+				return true
+			}
+		}
+		return false
+	}
+}

@@ -1,0 +1,188 @@
+package apisvc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/gin-gonic/gin"
+)
+
+// workflowSummary is one item of GET /workflows.
+type workflowSummary struct {
+	Name          string `json:"name"`
+	LatestVersion int    `json:"latest_version"`
+	CreatedAt     string `json:"created_at,omitempty"`
+	UpdatedAt     string `json:"updated_at,omitempty"`
+}
+
+// workflowList is a page of workflows.
+type workflowList struct {
+	Items      []workflowSummary `json:"items"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+}
+
+// workflowDoc is a workflow with one version's definition.
+type workflowDoc struct {
+	Name       string          `json:"name"`
+	Version    int             `json:"version"`
+	CreatedAt  string          `json:"created_at,omitempty"`
+	UpdatedAt  string          `json:"updated_at,omitempty"`
+	Definition json.RawMessage `json:"definition"`
+}
+
+// versionList lists a workflow's versions.
+type versionList struct {
+	Name          string        `json:"name"`
+	LatestVersion int           `json:"latest_version"`
+	Versions      []versionItem `json:"versions"`
+}
+
+type versionItem struct {
+	Version int `json:"version"`
+}
+
+// listWorkflows pages through registered workflows, newest first.
+func (s *Server) listWorkflows(c *gin.Context) {
+	limit, err := limitQuery(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	cur, err := cursorQuery(c, "workflows")
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	page, err := statestore.PageSorted(ctx, s.rdb, s.keys.Workflows(), cur.after(), limit, true)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	names := make([]string, len(page))
+	for i, z := range page {
+		names[i] = z.Member.(string)
+	}
+	infos, err := s.keys.WorkflowInfos(ctx, s.rdb, names...)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	out := workflowList{Items: make([]workflowSummary, 0, len(infos))}
+	for _, w := range infos {
+		if w.Latest > 0 && !w.Deleted {
+			out.Items = append(out.Items, workflowSummary{Name: w.Name, LatestVersion: w.Latest,
+				CreatedAt: formatTime(w.Created), UpdatedAt: formatTime(w.Updated)})
+		}
+	}
+	if len(page) == limit {
+		last := page[len(page)-1]
+		out.NextCursor = cursor{List: "workflows", Score: last.Score, Member: last.Member.(string)}.encode()
+	}
+	respond(c, http.StatusOK, out)
+}
+
+// getWorkflow returns the latest version of a workflow.
+func (s *Server) getWorkflow(c *gin.Context) {
+	name, err := nameParam(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	s.showVersion(c, name, 0)
+}
+
+// workflowVersions lists a workflow's versions, or shows ?version=N.
+func (s *Server) workflowVersions(c *gin.Context) {
+	name, err := nameParam(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	v, err := intQuery(c, "version", 0, 1, math.MaxInt32)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if v > 0 {
+		s.showVersion(c, name, v)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	info, err := s.liveWorkflow(ctx, name)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	vs, err := s.keys.WorkflowVersionNumbers(ctx, s.rdb, name)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	out := versionList{Name: name, LatestVersion: info.Latest, Versions: make([]versionItem, len(vs))}
+	for i, n := range vs {
+		out.Versions[i] = versionItem{Version: n}
+	}
+	respond(c, http.StatusOK, out)
+}
+
+// showVersion writes version v (0: latest) of a live workflow.
+func (s *Server) showVersion(c *gin.Context, name string, v int) {
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	info, err := s.liveWorkflow(ctx, name)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	def, ver, err := s.keys.GetWorkflow(ctx, s.rdb, name, v)
+	if errors.Is(err, statestore.ErrNotFound) {
+		abort(c, errNotFound("workflow %q has no version %d; its latest is %d", name, v, info.Latest))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	respond(c, http.StatusOK, workflowDoc{Name: name, Version: ver, CreatedAt: formatTime(info.Created),
+		UpdatedAt: formatTime(info.Updated), Definition: def})
+}
+
+// deleteWorkflow removes a workflow from the index and refuses new runs of
+// it; runs already started keep their pinned version: 204.
+func (s *Server) deleteWorkflow(c *gin.Context) {
+	name, err := nameParam(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	err = s.keys.DeleteWorkflow(ctx, s.rdb, name, time.Now())
+	if errors.Is(err, statestore.ErrNotFound) {
+		abort(c, errNotFound("workflow %q not found", name))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	s.log.Info("workflow deleted", "workflow", name, logKeyName, requester(c))
+	c.Status(http.StatusNoContent)
+}
+
+// liveWorkflow returns a workflow's metadata; 404 when missing or deleted.
+func (s *Server) liveWorkflow(ctx context.Context, name string) (statestore.WorkflowInfo, error) {
+	info, err := s.keys.LiveWorkflow(ctx, s.rdb, name)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return info, errNotFound("workflow %q not found", name)
+	}
+	return info, err
+}

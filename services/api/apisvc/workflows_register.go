@@ -1,0 +1,107 @@
+package apisvc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/braidhq/braid/pkg/dag"
+	"github.com/gin-gonic/gin"
+)
+
+// workflowRef names one stored version.
+type workflowRef struct {
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+}
+
+// validation is the body of POST /workflows/validate.
+type validation struct {
+	Valid    bool         `json:"valid"`
+	Name     string       `json:"name,omitempty"`
+	Problems []FieldError `json:"problems"`
+}
+
+// registerWorkflow stores a definition (any accepted format) as the next
+// version of its name: 201 {name, version}.
+func (s *Server) registerWorkflow(c *gin.Context) {
+	body, err := readJSONBody(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	def, err := parseDefinition(body)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	norm, err := encodeDefinition(def)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	v, err := s.keys.RegisterWorkflow(ctx, s.rdb, def.Name, norm, time.Now())
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	s.log.Info("workflow registered", "workflow", def.Name, "version", v, logKeyName, requester(c))
+	c.Header("Location", "/workflows/"+def.Name)
+	respond(c, http.StatusCreated, workflowRef{Name: def.Name, Version: v})
+}
+
+// validateWorkflow is a dry run of registration: 200 {valid, problems}.
+func (s *Server) validateWorkflow(c *gin.Context) {
+	body, err := readJSONBody(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	def, err := dag.Parse(body)
+	var ve *dag.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		respond(c, http.StatusOK, validation{Problems: fieldErrors(ve.Problems)})
+	case err != nil:
+		abort(c, err)
+	default:
+		respond(c, http.StatusOK, validation{Valid: true, Name: def.Name, Problems: []FieldError{}})
+	}
+}
+
+// parseDefinition parses and validates a definition: 400 when the body is
+// not JSON, 413 past dag.MaxDefinitionBytes, 422 listing every problem.
+func parseDefinition(body []byte) (*dag.Definition, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, errBadRequest("the body is empty: send a workflow definition as JSON")
+	}
+	if len(body) > dag.MaxDefinitionBytes {
+		e := errTooLarge(dag.MaxDefinitionBytes)
+		e.detail = "a workflow definition may be at most 1 MiB (1048576 bytes)"
+		return nil, e
+	}
+	def, err := dag.Parse(body)
+	var ve *dag.ValidationError
+	if errors.As(err, &ve) && !json.Valid(body) {
+		e := errBadRequest("%s", ve.Error())
+		e.errs = fieldErrors(ve.Problems)
+		return nil, e
+	}
+	return def, err
+}
+
+// encodeDefinition returns the normalised definition as stored: JSON
+// without HTML escaping, so templates keep their << >> readable.
+func encodeDefinition(def *dag.Definition) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(def); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -1,0 +1,52 @@
+// Command api serves Braid's REST API (SPEC §8). Configuration: BRAID_*
+// environment variables (see README.md); it refuses to start without
+// BRAID_API_KEYS unless BRAID_AUTH=off.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/services/api/apisvc"
+	"github.com/braidhq/braid/services/api/internal/config"
+)
+
+func main() {
+	env, err := config.Load()
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
+	if err != nil {
+		logger.Error("api cannot start", "err", err)
+		os.Exit(2)
+	}
+	keys, err := apisvc.ParseKeys(env.APIKeys)
+	if err != nil {
+		logger.Error("api cannot start", "err", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, env, keys, logger); err != nil {
+		logger.Error("api failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, env config.Config, keys []apisvc.APIKey, logger *slog.Logger) error {
+	rdb, err := statestore.NewClient(ctx, env.RedisURL, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	return apisvc.Run(ctx, apisvc.Config{
+		Addr: env.Addr, APIKeys: keys, AuthOff: env.AuthOff,
+		Bus:   eventbus.Config{Brokers: env.KafkaBrokers, ClientID: apisvc.ClientID, Partitions: env.Partitions, TopicPrefix: env.TopicPrefix},
+		Redis: rdb, Keys: statestore.Keys{Namespace: env.RedisNamespace},
+		MaxBodyBytes: env.MaxBody, Logger: logger,
+	})
+}
