@@ -51,7 +51,8 @@ type Consumer struct {
 // watcher instead rejoins in a tight loop), so create topics first with
 // EnsureTopics.
 //
-// Reader settings: GroupID + GroupTopics, StartOffset FirstOffset,
+// Reader settings: GroupID + GroupTopics, StartOffset FirstOffset (or
+// LastOffset with cfg.StartAtLatest),
 // CommitInterval 0 (Commit is synchronous), MinBytes 1 (a fetch returns as
 // soon as one record is there), the group timeouts and MaxWait of cfg, and
 // QueueCapacity cfg.FetchBuffer.
@@ -88,7 +89,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		GroupID:           group,
 		GroupTopics:       topics,
 		Dialer:            &kafka.Dialer{ClientID: cfg.ClientID, Timeout: dialTimeout, DualStack: true},
-		StartOffset:       kafka.FirstOffset,
+		StartOffset:       startOffset(cfg),
 		CommitInterval:    0,
 		MinBytes:          1,
 		MaxBytes:          maxMessageBytes,
@@ -163,4 +164,11 @@ func (c *Consumer) closedErr() error {
 	default:
 		return nil
 	}
+}
+
+func startOffset(cfg Config) int64 {
+	if cfg.StartAtLatest {
+		return kafka.LastOffset
+	}
+	return kafka.FirstOffset
 }

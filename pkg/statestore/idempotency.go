@@ -2,8 +2,6 @@ package statestore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -12,14 +10,6 @@ import (
 
 // IdempotencyTTL is how long an Idempotency-Key of a run request is remembered.
 const IdempotencyTTL = 24 * time.Hour
-
-// Idempotency is the key remembering one Idempotency-Key sent to start a run
-// of workflow (value: whatever the api stored, e.g. the run id). The client's
-// key is hashed, so any bytes are safe and the key length is fixed.
-func (k Keys) Idempotency(workflow, key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return k.base() + "idem:{" + workflow + "}:" + hex.EncodeToString(sum[:16])
-}
 
 // reserveScript stores a value unless one is there, and returns what is stored.
 //

@@ -1,6 +1,8 @@
 package statestore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 )
@@ -81,6 +83,14 @@ func (k Keys) Leader(duty string) string { return k.base() + "leader:" + duty }
 
 // Workers is the hash of live workers (field worker id → JSON status).
 func (k Keys) Workers() string { return k.base() + "workers" }
+
+// Idempotency is the key remembering one Idempotency-Key sent to start a run
+// of workflow (value: whatever the api stored, e.g. the run id). The client's
+// key is hashed, so any bytes are safe and the key length is fixed.
+func (k Keys) Idempotency(workflow, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return k.base() + "idem:{" + workflow + "}:" + hex.EncodeToString(sum[:16])
+}
 
 // NodeField is the field of a node instance in the Nodes and Outputs hashes:
 // the node id for instance 0, "id#i" for fan-out instances i > 0.

@@ -36,6 +36,9 @@ type feed struct {
 
 // startFeed joins group on workflow.events and pumps events into h until stop.
 func startFeed(bus eventbus.Config, group string, h *hub, log *slog.Logger) (*feed, error) {
+	// A fresh group per process tails from the end: clients get a snapshot
+	// from Redis first, so the history before start-up is not needed.
+	bus.StartAtLatest = true
 	cons, err := eventbus.NewConsumer(bus, group, eventsv1.TopicWorkflowEvents)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,11 @@ func (s *Service) newRun(ctx context.Context, in inbound) (*core.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return core.NewRun(st.RunId, int(st.Version), plan, st.Input, in.ev.(core.Start).Now)
+	created := in.ev.(core.Start).Now
+	if st.RequestedAtMs > 0 {
+		created = st.RequestedAtMs // the api's clock, as in the pending record and the run indexes
+	}
+	return core.NewRun(st.RunId, int(st.Version), plan, st.Input, created)
 }
 
 // toWrite turns a run's effects into one fenced Redis write.
