@@ -1,6 +1,6 @@
 # Braid — every target loops over the workspace's modules.
 SHELL := /bin/bash
-MODULES := proto-events pkg services/api services/orchestrator services/worker e2e
+MODULES := proto-events pkg services/api services/orchestrator services/worker cmd/braid e2e
 GO ?= go
 FUZZTIME ?= 10s
 TEST_FLAGS ?= -race -count=1 -timeout 15m
@@ -41,7 +41,7 @@ proto:
 
 ## run: start the whole stack in one process (braid dev)
 run: deps
-	@echo "braid dev arrives with the CLI; for now see README.md"
+	$(GO) run ./cmd/braid dev
 
 bench:
 	@echo "make bench arrives with the performance issue"

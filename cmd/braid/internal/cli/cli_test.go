@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestApplyPrintsNameAndVersion(t *testing.T) {
+	t.Parallel()
+	var body string
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"POST /workflows": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			body = string(b)
+			reply(http.StatusCreated, `{"name":"etl","version":2}`)(w, r)
+		},
+	})
+	file := filepath.Join(t.TempDir(), "wf.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"name":"etl","nodes":[]}`), 0o600))
+	res := braid(t, api.env("k"), "", "apply", "-f", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "registered workflow etl version 2 (from "+file+")\n", res.stdout)
+	require.Equal(t, `{"name":"etl","nodes":[]}`, body)
+	require.Equal(t, []string{"k"}, api.keys)
+
+	res = braid(t, api.env("k"), `{"name":"etl"}`, "apply", "-f", "-", "-o", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.JSONEq(t, `{"name":"etl","version":2}`, res.stdout)
+}
+
+func TestProblemsArePrintedWithPaths(t *testing.T) {
+	t.Parallel()
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"POST /workflows": reply(http.StatusUnprocessableEntity, `{"title":"Invalid workflow","status":422,
+			"detail":"invalid workflow definition: 2 problems","errors":[{"path":"$.nodes[1].id","message":"duplicate id \"a\""},
+			{"path":"$.nodes[0].depends_on[0]","message":"unknown node \"x\""}]}`),
+	})
+	res := braid(t, api.env("k"), `{}`, "apply", "-f", "-")
+	require.Equal(t, 1, res.code)
+	require.Equal(t, "error: invalid workflow definition: 2 problems\n"+
+		"  $.nodes[1].id: duplicate id \"a\"\n"+
+		"  $.nodes[0].depends_on[0]: unknown node \"x\"\n", res.stderr)
+}
+
+func TestAPIKeyResolution(t *testing.T) {
+	t.Parallel()
+	api := newFakeAPI(t, map[string]http.HandlerFunc{"GET /runs": reply(http.StatusOK, `{"items":[]}`)})
+	dataDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dataDir, "api-key"), []byte("from-file\n"), 0o600))
+	env := map[string]string{"BRAID_URL": api.URL, "BRAID_DATA_DIR": dataDir}
+	require.Equal(t, 0, braid(t, env, "", "runs").code)
+	env["BRAID_API_KEY"] = "from-env"
+	require.Equal(t, 0, braid(t, env, "", "runs").code)
+	require.Equal(t, 0, braid(t, env, "", "runs", "--api-key", "from-flag").code)
+	require.Equal(t, []string{"from-file", "from-env", "from-flag"}, api.keys)
+}
+
+func TestRunsAndGetTables(t *testing.T) {
+	t.Parallel()
+	var query string
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"GET /runs": func(w http.ResponseWriter, r *http.Request) {
+			query = r.URL.RawQuery
+			reply(http.StatusOK, `{"items":[{"id":"r1","workflow":"wf","version":3,"status":"succeeded",
+				"created_at":"2026-01-01T00:00:00.000Z","started_at":"2026-01-01T00:00:01.000Z",
+				"finished_at":"2026-01-01T00:00:03.500Z"}],"next_cursor":"cur"}`)(w, r)
+		},
+		"GET /runs/r1": reply(http.StatusOK, `{"id":"r1","workflow":"wf","version":3,"status":"running",
+			"nodes":[{"id":"a","state":"failed","attempt":2,"started_at":"2026-01-01T00:00:01.000Z",
+			"finished_at":"2026-01-01T00:00:01.250Z","worker":"w-1","error":"shell: exit code 3"},
+			{"id":"b","state":"pending","waiting_reason":"waiting for parents: a"}]}`),
+	})
+	res := braid(t, api.env("k"), "", "runs", "--workflow", "wf", "--status", "succeeded", "--limit", "5")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "limit=5&status=succeeded&workflow=wf", query)
+	require.Regexp(t, `(?m)^RUN\s+WORKFLOW\s+VERSION\s+STATUS\s+CREATED\s+DURATION$`, res.stdout)
+	require.Regexp(t, `(?m)^r1\s+wf\s+3\s+succeeded\s+\S+ \S+\s+2\.5s$`, res.stdout)
+	require.Contains(t, res.stdout, "more: --cursor cur")
+
+	res = braid(t, api.env("k"), "", "get", "r1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, `(?m)^a\s+failed\s+2\s+250ms\s+w-1\s+shell: exit code 3$`, res.stdout)
+	require.Regexp(t, `(?m)^b\s+pending\s+-\s+-\s+-\s+waiting for parents: a$`, res.stdout)
+
+	res = braid(t, api.env("k"), "", "get", "r1", "--output", "json")
+	require.Equal(t, 0, res.code)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &v), "--output json prints the API's JSON")
+	require.Equal(t, "r1", v["id"])
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"run without workflow", []string{"run"}, "usage: braid run WORKFLOW"},
+		{"bad output", []string{"runs", "-o", "yaml"}, `--output "yaml"`},
+		{"unknown flag", []string{"runs", "--bogus"}, "unknown flag"},
+		{"bad input pair", []string{"run", "wf", "--input", "novalue"}, "want key=value"},
+		{"apply without file", []string{"apply"}, "-f FILE"},
+		{"dev only what", []string{"dev", "--only", "api"}, `--only "api"`},
+		{"dev no workers", []string{"dev", "--workers", "0"}, "--workers 0"},
+		{"logs needs node", []string{"logs", "r"}, "usage: braid logs RUN NODE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := braid(t, map[string]string{"BRAID_URL": "http://127.0.0.1:1"}, "", tt.args...)
+			require.Equal(t, 2, res.code, res.stderr)
+			require.Contains(t, res.stderr, tt.want)
+		})
+	}
+}
+
+func TestConnectionErrorExitsOne(t *testing.T) {
+	t.Parallel()
+	res := braid(t, map[string]string{"BRAID_URL": "http://127.0.0.1:1", "BRAID_API_KEY": "k"}, "", "runs")
+	require.Equal(t, 1, res.code)
+	require.Regexp(t, `^error: GET /runs: `, res.stderr)
+}
+
+func TestCancelRetryAndLogs(t *testing.T) {
+	t.Parallel()
+	var hits []string
+	record := func(w http.ResponseWriter, r *http.Request) {
+		hits = append(hits, r.Method+" "+r.URL.Path)
+		w.WriteHeader(http.StatusAccepted)
+	}
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"POST /runs/r1/cancel": record,
+		"POST /runs/r1/retry":  record,
+		"GET /runs/r1/tasks/a/logs": reply(http.StatusOK, `{"lines":[{"stream":"stdout","line":"out 1"},
+			{"stream":"stderr","line":"err 1"}]}`),
+	})
+	require.Equal(t, "cancel requested for run r1\n", braid(t, api.env("k"), "", "cancel", "r1").stdout)
+	require.Equal(t, "retry requested for run r1\n", braid(t, api.env("k"), "", "retry", "r1").stdout)
+	require.Equal(t, []string{"POST /runs/r1/cancel", "POST /runs/r1/retry"}, hits)
+	res := braid(t, api.env("k"), "", "logs", "r1", "a")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "out 1\n", res.stdout)
+	require.Equal(t, "err 1\n", res.stderr)
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"log/slog"
+
+	"github.com/braidhq/braid/cmd/braid/internal/devstack"
+	"github.com/spf13/cobra"
+)
+
+// devFlags are the flags of braid dev.
+type devFlags struct {
+	cfg      devstack.Config
+	only     string
+	logLevel string
+}
+
+func newDevCmd(a *app) *cobra.Command {
+	var f devFlags
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run the whole stack in one process: broker, Redis, api, orchestrator, workers",
+		Long: `dev starts an embedded Kafka-protocol broker (kfake, data in <data-dir>/kafka),
+redis-server with AOF (data in <data-dir>/redis; an in-memory fallback with a
+warning when redis-server is not installed), the api, the orchestrator and
+--workers workers, then prints the API URL and key. Ctrl-C stops everything in
+order; the next start resumes unfinished runs.
+
+Keys: BRAID_API_KEYS (name:key:role,...) when set; otherwise a key is generated
+once and kept in <data-dir>/api-key.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDev(cmd, a, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.cfg.APIAddr, "addr", devstack.DefaultAPIAddr, "address the api listens on")
+	fl.StringVar(&f.cfg.KafkaAddr, "kafka-addr", devstack.DefaultKafkaAddr, "address the embedded broker listens on")
+	fl.StringVar(&f.cfg.RedisAddr, "redis-addr", devstack.DefaultRedisAddr, "address Redis listens on")
+	fl.IntVar(&f.cfg.Workers, "workers", devstack.DefaultWorkers, "workers to run in-process")
+	fl.IntVar(&f.cfg.WorkerConcurrency, "worker-concurrency", devstack.DefaultWorkerConcurrency, "tasks each worker runs at once")
+	fl.StringVar(&f.only, "only", "", `start only part of the stack: "infra" (broker and Redis)`)
+	fl.BoolVar(&f.cfg.EmbeddedRedis, "embedded-redis", false, "use the in-memory Redis even when redis-server is installed (state is lost on exit)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// runDev turns the flags into a devstack.Config and runs it.
+func runDev(cmd *cobra.Command, a *app, f devFlags) error {
+	switch f.only {
+	case "":
+	case "infra":
+		f.cfg.OnlyInfra = true
+	default:
+		return usageErrorf("--only %q: the only part is infra", f.only)
+	}
+	if f.cfg.Workers < 1 {
+		return usageErrorf("--workers %d: want 1 or more", f.cfg.Workers)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usageErrorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	f.cfg.DataDir = a.dataDirectory()
+	f.cfg.APIKeys = a.getenv("BRAID_API_KEYS")
+	f.cfg.Out = a.out
+	f.cfg.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level}))
+	return devstack.Run(cmd.Context(), f.cfg)
+}

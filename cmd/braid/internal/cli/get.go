@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"cmp"
+	"strconv"
+	"time"
+
+	"github.com/braidhq/braid/cmd/braid/internal/client"
+	"github.com/spf13/cobra"
+)
+
+func newGetCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get RUN",
+		Short: "Show a run and each node's state, attempt, duration, worker and waiting reason or error",
+		Args:  exactArgs(1, "RUN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			run, raw, err := c.GetRun(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeRaw(raw)
+			}
+			return a.printRun(run)
+		},
+	}
+}
+
+// printRun prints the run's header and its nodes table.
+func (a *app) printRun(run client.Run) error {
+	now := time.Now()
+	a.printf("run       %s\n", run.ID)
+	a.printf("workflow  %s (version %d)\n", run.Workflow, run.Version)
+	a.printf("status    %s\n", run.Status)
+	a.printf("created   %s   started %s   finished %s   duration %s\n",
+		stamp(run.CreatedAt.Time), stamp(run.StartedAt.Time), stamp(run.FinishedAt.Time), human(runDuration(run, now)))
+	if run.Error != "" {
+		a.printf("error     %s\n", run.Error)
+	}
+	a.printf("\n")
+	t := newTable(a.out, "NODE", "STATE", "ATTEMPT", "DURATION", "WORKER", "DETAIL")
+	for _, n := range run.Nodes {
+		t.row(n.ID, n.State, attempt(n.Attempt), human(n.Duration(now)), dash(n.Worker), dash(nodeDetail(n)))
+	}
+	return t.flush()
+}
+
+// nodeDetail is a node's error when it has one, else why it is waiting,
+// else why it ended as it did (e.g. skipped by its when condition).
+func nodeDetail(n client.Node) string {
+	return cmp.Or(n.Error, n.WaitingReason, n.Reason)
+}
+
+// attempt shows 0 as "-".
+func attempt(n int) string {
+	if n <= 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/braidhq/braid/cmd/braid/internal/client"
+	"github.com/spf13/cobra"
+)
+
+func newRunsCmd(a *app) *cobra.Command {
+	var f client.RunFilter
+	cmd := &cobra.Command{
+		Use:   "runs [--workflow W] [--status S] [--limit N] [--cursor C]",
+		Short: "List runs, newest first",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			page, raw, err := c.ListRuns(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeRaw(raw)
+			}
+			return a.printRuns(page)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.Workflow, "workflow", "", "only runs of this workflow")
+	fl.StringVar(&f.Status, "status", "", "only runs in this status (pending, running, succeeded, failed, cancelling, cancelled)")
+	fl.IntVar(&f.Limit, "limit", 20, "most runs to list")
+	fl.StringVar(&f.Cursor, "cursor", "", "continue after the previous page (printed at its end)")
+	return cmd
+}
+
+// printRuns prints a page of runs as a table.
+func (a *app) printRuns(page client.RunPage) error {
+	t := newTable(a.out, "RUN", "WORKFLOW", "VERSION", "STATUS", "CREATED", "DURATION")
+	now := time.Now()
+	for _, r := range page.Runs {
+		t.row(r.ID, r.Workflow, r.Version, r.Status, stamp(r.CreatedAt.Time), human(runDuration(r, now)))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(page.Runs) == 0 {
+		a.printf("no runs\n")
+	}
+	if page.NextCursor != "" {
+		a.printf("more: --cursor %s\n", page.NextCursor)
+	}
+	return nil
+}
+
+// runDuration is finished-started, or now-started while the run is active.
+func runDuration(r client.Run, now time.Time) time.Duration {
+	if r.StartedAt.IsZero() {
+		return 0
+	}
+	end := r.FinishedAt.Time
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(r.StartedAt.Time)
+}

@@ -1,0 +1,96 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// Apply registers a workflow definition: POST /workflows.
+func (c *Client) Apply(ctx context.Context, def []byte) (WorkflowRef, error) {
+	var ref WorkflowRef
+	_, err := c.doJSON(ctx, http.MethodPost, "/workflows", def, &ref)
+	return ref, err
+}
+
+// StartRun starts a run of workflow with input (a JSON object, or nil for
+// {}): POST /workflows/{name}/runs. It returns the run id.
+func (c *Client) StartRun(ctx context.Context, workflow string, input json.RawMessage) (string, error) {
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	body, err := json.Marshal(struct {
+		Input json.RawMessage `json:"input"`
+	}{input})
+	if err != nil {
+		return "", fmt.Errorf("start run of %s: %w", workflow, err)
+	}
+	var out struct {
+		RunID string `json:"run_id"`
+	}
+	if _, err := c.doJSON(ctx, http.MethodPost, "/workflows/"+url.PathEscape(workflow)+"/runs", body, &out); err != nil {
+		return "", err
+	}
+	if out.RunID == "" {
+		return "", fmt.Errorf("start run of %s: the answer has no run_id", workflow)
+	}
+	return out.RunID, nil
+}
+
+// RunFilter selects runs for ListRuns; zero fields do not filter.
+type RunFilter struct {
+	Workflow string
+	Status   string
+	Limit    int
+	Cursor   string
+}
+
+// query encodes f as URL query parameters.
+func (f RunFilter) query() string {
+	q := url.Values{}
+	if f.Workflow != "" {
+		q.Set("workflow", f.Workflow)
+	}
+	if f.Status != "" {
+		q.Set("status", f.Status)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	if f.Cursor != "" {
+		q.Set("cursor", f.Cursor)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// ListRuns returns one page of runs, newest first: GET /runs.
+func (c *Client) ListRuns(ctx context.Context, f RunFilter) (RunPage, json.RawMessage, error) {
+	var page RunPage
+	raw, err := c.doJSON(ctx, http.MethodGet, "/runs"+f.query(), nil, &page)
+	return page, raw, err
+}
+
+// GetRun returns a run with its nodes: GET /runs/{id}.
+func (c *Client) GetRun(ctx context.Context, id string) (Run, json.RawMessage, error) {
+	var run Run
+	raw, err := c.doJSON(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, &run)
+	return run, raw, err
+}
+
+// Cancel asks for a run to be cancelled: POST /runs/{id}/cancel.
+func (c *Client) Cancel(ctx context.Context, id string) error {
+	_, err := c.doJSON(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/cancel", nil, nil)
+	return err
+}
+
+// Retry asks for a run's failed nodes to run again: POST /runs/{id}/retry.
+func (c *Client) Retry(ctx context.Context, id string) error {
+	_, err := c.doJSON(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/retry", nil, nil)
+	return err
+}

@@ -1,0 +1,85 @@
+package devstack
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/template"
+)
+
+// exampleFile is the workflow the banner's examples register.
+const exampleFile = "examples/seed-000-example-workflow.json"
+
+// exampleWorkflow is the name registered from exampleFile.
+const exampleWorkflow = "example_workflow"
+
+var bannerTmpl = template.Must(template.New("banner").Parse(`
+Braid dev stack is up.
+  API      {{.URL}}
+  Kafka    {{.Kafka}}  (data in {{.KafkaDir}})
+  Redis    {{.Redis}}
+  API key  {{.KeyLine}}
+
+Try it with curl (from the repository root):
+  export BRAID_URL={{.URL}} BRAID_API_KEY={{.KeyValue}}
+  curl -sS -X POST "$BRAID_URL/workflows" -H "X-API-Key: $BRAID_API_KEY" \
+       -H 'Content-Type: application/json' --data-binary @{{.Example}}
+  curl -sS -X POST "$BRAID_URL/workflows/{{.Workflow}}/runs" -H "X-API-Key: $BRAID_API_KEY" \
+       -H 'Content-Type: application/json' -d '{"input":{}}'
+  curl -sS "$BRAID_URL/runs/<run_id>" -H "X-API-Key: $BRAID_API_KEY"
+
+Or with the CLI:
+  go run ./cmd/braid apply -f {{.Example}}
+  go run ./cmd/braid run {{.Workflow}} --watch
+
+Ctrl-C stops the stack; state stays in {{.DataDir}}, so the next start resumes unfinished runs.
+`))
+
+// bannerData fills bannerTmpl.
+type bannerData struct {
+	URL, Kafka, KafkaDir, Redis, KeyLine, KeyValue, Example, Workflow, DataDir string
+}
+
+// printBanner tells the user where everything is and how to start a run.
+// A key from BRAID_API_KEYS is never printed.
+func printBanner(w io.Writer, cfg Config, inf *infra, keys apiKeys) {
+	d := bannerData{
+		URL:      "http://" + cfg.APIAddr,
+		Kafka:    inf.kafkaAddr,
+		KafkaDir: filepath.Join(cfg.DataDir, "kafka"),
+		Redis:    redisLine(cfg, inf),
+		KeyLine:  keys.key + "  (kept in " + KeyPath(cfg.DataDir) + "; the braid CLI reads it from there)",
+		KeyValue: keys.key,
+		Example:  exampleFile,
+		Workflow: exampleWorkflow,
+		DataDir:  cfg.DataDir,
+	}
+	if keys.key == "" {
+		d.KeyLine = "from BRAID_API_KEYS (not shown)"
+		d.KeyValue = "<one of your BRAID_API_KEYS keys>"
+	}
+	_ = bannerTmpl.Execute(w, d)
+}
+
+// redisLine describes the Redis in use, loudly when it is not durable.
+func redisLine(cfg Config, inf *infra) string {
+	if !inf.redis.Durable() {
+		return inf.redis.Addr() + "  (EMBEDDED IN-MEMORY: STATE WILL NOT SURVIVE A RESTART)"
+	}
+	return inf.redis.Addr() + "  (redis-server, AOF in " + filepath.Join(cfg.DataDir, "redis") + ")"
+}
+
+// printInfra prints the broker and Redis addresses and the environment that
+// points separately started service binaries at them.
+func printInfra(w io.Writer, inf *infra) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nBraid infrastructure is up (--only infra).\n")
+	fmt.Fprintf(&b, "  Kafka  %s\n  Redis  %s\n\n", inf.kafkaAddr, inf.redis.Addr())
+	fmt.Fprintf(&b, "Point the service binaries at it:\n")
+	fmt.Fprintf(&b, "export BRAID_KAFKA_BROKERS=%s\n", inf.kafkaAddr)
+	fmt.Fprintf(&b, "export BRAID_REDIS_URL=%s\n", inf.redisURL())
+	fmt.Fprintf(&b, "\nthen e.g. `go run ./services/orchestrator`, `go run ./services/worker` and\n")
+	fmt.Fprintf(&b, "`BRAID_API_KEYS=admin:<key>:write go run ./services/api`. Ctrl-C stops the infrastructure.\n")
+	_, _ = io.WriteString(w, b.String())
+}

@@ -1,0 +1,81 @@
+package devstack
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// infra is the running broker and Redis.
+type infra struct {
+	kafkaAddr string
+	redis     redisBackend
+	broker    *kfake.Cluster
+	logger    *slog.Logger
+}
+
+// redisURL is the URL services connect to.
+func (i *infra) redisURL() string { return "redis://" + i.redis.Addr() + "/0" }
+
+// startInfra checks the ports, then starts the broker and Redis. warn
+// receives the loud warning when Redis falls back to the embedded server.
+func startInfra(ctx context.Context, cfg Config, warn io.Writer) (*infra, error) {
+	if err := checkFree("--kafka-addr", cfg.KafkaAddr); err != nil {
+		return nil, err
+	}
+	if err := checkFree("--redis-addr", cfg.RedisAddr); err != nil {
+		return nil, err
+	}
+	broker, err := startBroker(cfg.DataDir, cfg.KafkaAddr)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := startRedis(ctx, cfg, warn)
+	if err != nil {
+		broker.Close()
+		return nil, err
+	}
+	i := &infra{kafkaAddr: broker.ListenAddrs()[0], redis: rb, broker: broker, logger: cfg.Logger}
+	i.logger.Info("infrastructure up", "kafka", i.kafkaAddr, "redis", rb.Addr(), "durable_redis", rb.Durable())
+	return i, nil
+}
+
+// startRedis starts redis-server when it is on PATH (and not overridden),
+// else the embedded fallback with a loud warning.
+func startRedis(ctx context.Context, cfg Config, warn io.Writer) (redisBackend, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err == nil && !cfg.EmbeddedRedis {
+		return startRedisServer(ctx, bin, cfg.DataDir, cfg.RedisAddr)
+	}
+	reason := "redis-server is not on PATH (install it: apt-get install redis-server / brew install redis)"
+	if cfg.EmbeddedRedis {
+		reason = "the embedded Redis was asked for"
+	}
+	fmt.Fprintf(warn, "\n"+
+		"!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"+
+		"!! WARNING: %s.\n"+
+		"!! Using an embedded in-memory Redis instead: runs, workflows and outputs\n"+
+		"!! WILL NOT SURVIVE A RESTART of braid dev.\n"+
+		"!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\n", reason)
+	return startEmbeddedRedis(cfg.RedisAddr)
+}
+
+// stop stops Redis (SIGTERM by PID, bounded by ctx), then closes the broker,
+// which persists its state to the data dir.
+func (i *infra) stop(ctx context.Context) {
+	if err := i.redis.Stop(ctx); err != nil {
+		i.logger.Error("stop redis", "err", err)
+	}
+	closed := make(chan struct{})
+	go func() { i.broker.Close(); close(closed) }()
+	select {
+	case <-closed:
+		i.logger.Info("infrastructure stopped")
+	case <-ctx.Done():
+		i.logger.Error("kafka broker did not close in time; its last writes may be lost")
+	}
+}

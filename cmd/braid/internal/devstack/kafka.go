@@ -1,0 +1,37 @@
+package devstack
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// kafkaPartitions is the partition count of topics the broker creates.
+const kafkaPartitions = 6
+
+// startBroker starts a one-broker kfake cluster listening on addr and
+// persisting under dataDir/kafka, reloading what an earlier run saved.
+func startBroker(dataDir, addr string) (*kfake.Cluster, error) {
+	dir := filepath.Join(dataDir, "kafka")
+	var listenErr error
+	c, err := kfake.NewCluster(
+		kfake.NumBrokers(1),
+		kfake.DataDir(dir),
+		kfake.DefaultNumPartitions(kafkaPartitions),
+		// kfake always asks for 127.0.0.1:<port>; bind exactly --kafka-addr instead.
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+			ln, err := net.Listen(network, addr)
+			listenErr = err
+			return ln, err
+		}),
+	)
+	if listenErr != nil {
+		return nil, listenError("--kafka-addr", addr, listenErr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start kafka broker (data %s): %w", dir, err)
+	}
+	return c, nil
+}

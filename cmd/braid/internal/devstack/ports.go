@@ -1,0 +1,30 @@
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+)
+
+// checkFree fails with a message naming flag when nothing may listen on
+// addr: most often because the port is taken (another braid dev, or a
+// system Redis on the same port). Another process may still take the port
+// between this check and the real bind; the real bind's error then names
+// the flag too (see listenError).
+func checkFree(flag, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return listenError(flag, addr, err)
+	}
+	return ln.Close()
+}
+
+// listenError explains a failure to listen on addr and names the flag that
+// changes it.
+func listenError(flag, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s: address %s is already in use (is another braid dev running?); pick a free one with %s host:port", flag, addr, flag)
+	}
+	return fmt.Errorf("%s: cannot listen on %s: %w; pick another with %s host:port", flag, addr, err, flag)
+}

@@ -1,0 +1,11 @@
+//go:build unix && !linux
+
+package devstack
+
+import "syscall"
+
+// childAttrs puts a child in its own process group, so the terminal's Ctrl-C
+// reaches only braid dev, which then stops the child last, in order.
+func childAttrs() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
