@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cliTimeout bounds one braid command.
+const cliTimeout = 90 * time.Second
+
+// cliResult is how a braid command ended.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// braid runs the braid binary with args and exactly env (plus PATH/HOME),
+// from a temporary working directory so no .braid/api-key leaks in.
+func braid(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins(t).Braid, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(baseEnv(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	res := cliResult{stdout: out.String(), stderr: errOut.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("braid %v: %v", args, err)
+	}
+	t.Logf("braid %s → %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), res.code, res.stdout, res.stderr)
+	return res
+}
+
+// cliEnv points braid at stack s with its write key.
+func (s *Stack) cliEnv() []string {
+	return []string{"BRAID_URL=" + s.URL, "BRAID_API_KEY=" + s.Key}
+}
+
+// example is the absolute path of an example file.
+func example(t *testing.T, name string) string {
+	return filepath.Join(repoRoot(t), "examples", name)
+}
+
+func TestCLIApplyAndRunWatch(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	res := braid(t, s.cliEnv(), "apply", "-f", example(t, "seed-000-example-workflow.json"))
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, `registered workflow example_workflow version \d+`, res.stdout)
+
+	ok := wfName(t, "cli-ok")
+	bad := wfName(t, "cli-bad")
+	dir := t.TempDir()
+	okFile, badFile := filepath.Join(dir, "ok.json"), filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(okFile, shellWorkflow(ok, map[string]string{"a": "echo hi", "b": "echo there"},
+		map[string][]string{"b": {"a"}}), 0o600))
+	require.NoError(t, os.WriteFile(badFile, shellWorkflow(bad, map[string]string{"a": "echo hi", "b": "exit 4"},
+		map[string][]string{"b": {"a"}}), 0o600))
+	res = braid(t, s.cliEnv(), "apply", "-f", okFile, "-f", badFile)
+	require.Equal(t, 0, res.code, res.stderr)
+
+	res = braid(t, s.cliEnv(), "run", ok, "--input", "who=ann", "--watch")
+	require.Equal(t, 0, res.code, "a succeeded run exits 0")
+	require.Regexp(t, `run \S+ succeeded`, res.stdout)
+	require.Contains(t, res.stderr, "2/2", "the progress bar counts finished nodes")
+
+	res = braid(t, s.cliEnv(), "run", bad, "--watch")
+	require.Equal(t, 1, res.code, "a failed run exits 1")
+	require.Regexp(t, `run \S+ failed`, res.stdout)
+	require.Contains(t, res.stdout, "node b failed")
+
+	res = braid(t, s.cliEnv(), "run", ok)
+	require.Equal(t, 0, res.code)
+	runID := regexp.MustCompile(`run (\S+) started`).FindStringSubmatch(res.stdout)
+	require.Len(t, runID, 2)
+	c := s.client(t)
+	c.waitDone(runID[1], runTimeout)
+
+	res = braid(t, s.cliEnv(), "get", runID[1])
+	require.Equal(t, 0, res.code)
+	require.Regexp(t, `(?m)^a\s+succeeded\s+1\s`, res.stdout)
+	res = braid(t, s.cliEnv(), "runs", "--workflow", ok, "--output", "json")
+	require.Equal(t, 0, res.code)
+	require.Contains(t, res.stdout, runID[1])
+	res = braid(t, s.cliEnv(), "logs", runID[1], "a")
+	require.Equal(t, 0, res.code)
+	require.Contains(t, res.stdout, "hi")
+}
+
+func TestCLICancelAndRetry(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register(shellWorkflow(wfName(t, "cli-cancel"), map[string]string{"nap": "sleep 30"}, nil))
+	id := c.start(name, `{}`)
+	c.waitRun(id, runTimeout, "nap running", func(r apiRun) bool {
+		return len(r.Nodes) > 0 && r.node(t, "nap").State == "running"
+	})
+	res := braid(t, s.cliEnv(), "cancel", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "cancelled", c.waitDone(id, 20*time.Second).Status)
+	res = braid(t, s.cliEnv(), "retry", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	c.waitRun(id, runTimeout, "running again", func(r apiRun) bool { return r.Status == "running" || r.Status == "succeeded" })
+	res = braid(t, s.cliEnv(), "cancel", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "cancelled", c.waitDone(id, 20*time.Second).Status)
+}
+
+func TestCLIErrors(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	file := filepath.Join(t.TempDir(), "cycle.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"name":"cyc","nodes":[
+		{"id":"a","handler":"noop","depends_on":["b"]},{"id":"b","handler":"noop","depends_on":["a"]}]}`), 0o600))
+	res := braid(t, s.cliEnv(), "apply", "-f", file)
+	require.Equal(t, 1, res.code)
+	require.Regexp(t, `(?m)^error: .+`, res.stderr)
+	require.Regexp(t, `(?m)^  \$\.nodes\[\d\]\.depends_on.*: .*cycle`, res.stderr)
+
+	res = braid(t, []string{"BRAID_URL=" + s.URL, "BRAID_API_KEY=wrong"}, "runs")
+	require.Equal(t, 1, res.code)
+	require.Regexp(t, `(?m)^error: `, res.stderr)
+
+	res = braid(t, s.cliEnv(), "get", "no-such-run")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "no-such-run")
+
+	res = braid(t, s.cliEnv(), "run")
+	require.Equal(t, 2, res.code, "a usage error exits 2")
+}
+
+func TestCLIValidateOffline(t *testing.T) {
+	t.Parallel()
+	// No API anywhere: validate must not need one.
+	env := []string{"BRAID_URL=http://127.0.0.1:1"}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"name":"Bad Name","nodes":[
+		{"id":"a","handler":"noop","depends_on":["ghost"]},
+		{"id":"a","handler":"noop","timeout":"soon"}]}`), 0o600))
+	res := braid(t, env, "validate", "-f", bad)
+	require.Equal(t, 1, res.code)
+	for _, path := range []string{"$.name", "$.nodes[0].depends_on[0]", "$.nodes[1].id", "$.nodes[1].timeout"} {
+		require.Contains(t, res.stdout, "  "+path+": ", "every problem is listed with its path")
+	}
+	res = braid(t, env, "validate", "-f", example(t, "seed-000-example-workflow.json"))
+	require.Equal(t, 0, res.code)
+	require.Contains(t, res.stdout, "valid (workflow example_workflow, 4 nodes)")
+}
+
+func TestCLIValidateExamples(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "examples", "*.json"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 8, "the seeds' examples and the feature examples")
+	args := []string{"validate"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	res := braid(t, nil, args...)
+	require.Equal(t, 0, res.code, res.stdout)
+	require.Equal(t, len(files), strings.Count(res.stdout, ": valid ("))
+}

@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// devReady bounds braid dev's start (broker, Redis, services, /readyz).
+const devReady = 90 * time.Second
+
+// devProc is a running braid dev.
+type devProc struct {
+	*proc
+	stack *Stack // URL and Key only, for the HTTP helpers
+}
+
+// startDev runs braid dev on dataDir with the given addresses and waits for
+// the API; the key is read from <dataDir>/api-key as a user would.
+func startDev(t *testing.T, dir, dataDir string, addrs devAddrs, extra ...string) *devProc {
+	t.Helper()
+	args := append([]string{"dev", "--data-dir", dataDir, "--addr", addrs.api, "--kafka-addr", addrs.kafka,
+		"--redis-addr", addrs.redis, "--workers", "1"}, extra...)
+	p := startProc(t, dir, "dev-"+randomHex(t, 2), bins(t).Braid, nil, args...)
+	t.Cleanup(func() {
+		_ = p.stop(procStopTimeout)
+		dumpLogs(t, p)
+	})
+	d := &devProc{proc: p, stack: &Stack{URL: "http://" + addrs.api}}
+	err := poll(devReady, func() (bool, error) {
+		if p.exited() {
+			return false, errExited(p)
+		}
+		return strings.Contains(p.log(), "Braid dev stack is up."), nil
+	})
+	require.NoError(t, err, "braid dev did not come up")
+	key, err := os.ReadFile(filepath.Join(dataDir, "api-key"))
+	require.NoError(t, err)
+	d.stack.Key = strings.TrimSpace(string(key))
+	return d
+}
+
+// devAddrs are the listen addresses of one braid dev.
+type devAddrs struct{ api, kafka, redis string }
+
+func freeDevAddrs(t *testing.T) devAddrs {
+	return devAddrs{api: freeAddr(t), kafka: freeAddr(t), redis: freeAddr(t)}
+}
+
+func TestDevRestartKeepsState(t *testing.T) {
+	t.Parallel()
+	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), ".braid"), freeDevAddrs(t)
+	d := startDev(t, dir, dataDir, addrs)
+	require.Contains(t, d.log(), d.stack.Key, "the generated key is printed")
+	require.Contains(t, d.log(), "curl ", "a copy-paste curl example is printed")
+	st, err := os.Stat(filepath.Join(dataDir, "api-key"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	c := d.stack.client(t)
+	name, _ := c.register(readExample(t, "seed-000-example-workflow.json"))
+	first := c.waitDone(c.start(name, `{}`), runTimeout)
+	require.Equal(t, "succeeded", first.Status, first.Error)
+	// A run in flight at shutdown: it must finish after the restart.
+	slow, _ := c.register(shellWorkflow("slow-chain", map[string]string{"a": "sleep 2", "b": "echo b"},
+		map[string][]string{"b": {"a"}}))
+	pending := c.start(slow, `{}`)
+	c.waitRun(pending, runTimeout, "a running", func(r apiRun) bool {
+		return len(r.Nodes) > 0 && r.node(t, "a").State == "running"
+	})
+	key := d.stack.Key
+
+	require.NoError(t, d.stop(procStopTimeout), "SIGTERM: a clean, bounded shutdown with exit 0")
+	require.Contains(t, d.log(), "stopped", "shutdown steps are logged")
+
+	d2 := startDev(t, dir, dataDir, addrs)
+	require.Equal(t, key, d2.stack.Key, "the stored key is reused")
+	require.NotContains(t, d2.log(), "WARNING", "redis-server is installed: no fallback")
+	c2 := d2.stack.client(t)
+	again := c2.run(first.ID)
+	require.Equal(t, "succeeded", again.Status)
+	require.Equal(t, first.Nodes, again.Nodes)
+	resumed := c2.waitDone(pending, runTimeout)
+	require.Equal(t, "succeeded", resumed.Status, "the unfinished run resumes: %+v", resumed)
+	fresh := c2.waitDone(c2.start(name, `{}`), runTimeout)
+	require.Equal(t, "succeeded", fresh.Status, fresh.Error)
+}
+
+func TestDevPortTakenNamesFlag(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	addrs := freeDevAddrs(t)
+	addrs.api = ln.Addr().String()
+	res := braid(t, nil, "dev", "--data-dir", t.TempDir(), "--addr", addrs.api, "--kafka-addr", addrs.kafka, "--redis-addr", addrs.redis)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "--addr")
+	require.Contains(t, res.stderr, "already in use")
+
+	addrs = freeDevAddrs(t)
+	addrs.redis = ln.Addr().String()
+	res = braid(t, nil, "dev", "--data-dir", t.TempDir(), "--addr", addrs.api, "--kafka-addr", addrs.kafka, "--redis-addr", addrs.redis)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "--redis-addr")
+}
+
+func TestDevEmbeddedRedisFallback(t *testing.T) {
+	t.Parallel()
+	dir, dataDir := t.TempDir(), filepath.Join(t.TempDir(), ".braid")
+	d := startDev(t, dir, dataDir, freeDevAddrs(t), "--embedded-redis")
+	require.Contains(t, d.log(), "WILL NOT SURVIVE A RESTART")
+	c := d.stack.client(t)
+	name, _ := c.register(readExample(t, "seed-000-example-workflow.json"))
+	r := c.waitDone(c.start(name, `{}`), runTimeout)
+	require.Equal(t, "succeeded", r.Status, r.Error)
+}
+
+func TestDevHonoursAPIKeysEnv(t *testing.T) {
+	t.Parallel()
+	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), ".braid"), freeDevAddrs(t)
+	secret := "s" + randomHex(t, 16)
+	p := startProc(t, dir, "dev-env", bins(t).Braid, []string{"BRAID_API_KEYS=ops:" + secret + ":write"},
+		"dev", "--data-dir", dataDir, "--addr", addrs.api, "--kafka-addr", addrs.kafka, "--redis-addr", addrs.redis, "--workers", "1")
+	t.Cleanup(func() { _ = p.stop(procStopTimeout); dumpLogs(t, p) })
+	require.NoError(t, poll(devReady, func() (bool, error) {
+		if p.exited() {
+			return false, errExited(p)
+		}
+		return strings.Contains(p.log(), "Braid dev stack is up."), nil
+	}))
+	require.NotContains(t, p.log(), secret, "keys from BRAID_API_KEYS are never echoed")
+	require.Contains(t, p.log(), "from BRAID_API_KEYS")
+	_, err := os.Stat(filepath.Join(dataDir, "api-key"))
+	require.True(t, os.IsNotExist(err), "no key is generated when BRAID_API_KEYS is set")
+	c := (&Stack{URL: "http://" + addrs.api, Key: secret}).client(t)
+	name, _ := c.register(readExample(t, "seed-000-example-workflow.json"))
+	require.Equal(t, "example_workflow", name)
+}

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// binaries are the programs the process stack runs, built once per test
+// binary into a temporary directory that TestMain removes.
+type binaries struct {
+	API, Orchestrator, Worker, Braid string
+}
+
+var (
+	buildOnce sync.Once
+	builtBins binaries
+	buildErr  error
+	binDir    string
+)
+
+// repoRoot is the repository root, where go.work is.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatalf("repo root: %v", err)
+	}
+	return root
+}
+
+// bins builds api, orchestrator, worker and braid with the workspace (once)
+// and returns their paths; a build failure fails every caller.
+func bins(t testing.TB) binaries {
+	t.Helper()
+	root := repoRoot(t)
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "braid-e2e-bin-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator),
+			"./services/api", "./services/orchestrator", "./services/worker", "./cmd/braid")
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = &buildError{err: err, out: string(out)}
+			return
+		}
+		builtBins = binaries{
+			API:          filepath.Join(binDir, "api"),
+			Orchestrator: filepath.Join(binDir, "orchestrator"),
+			Worker:       filepath.Join(binDir, "worker"),
+			Braid:        filepath.Join(binDir, "braid"),
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build service binaries: %v", buildErr)
+	}
+	return builtBins
+}
+
+// buildError keeps the compiler's output with the error.
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// removeBins deletes the build directory (from TestMain).
+func removeBins() {
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package e2e
+
+import "syscall"
+
+// procAttrs sets nothing outside Linux.
+func procAttrs() *syscall.SysProcAttr { return nil }

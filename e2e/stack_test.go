@@ -1,0 +1,204 @@
+package e2e
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/testinfra"
+)
+
+// Bounds on starting a stack.
+const (
+	infraTimeout = 30 * time.Second // braid dev --only infra prints its addresses
+	readyTimeout = 60 * time.Second // api /readyz and every worker listed
+)
+
+// Stack is Braid running as separate OS processes: broker and Redis (from
+// `braid dev --only infra`, or given), the api, an orchestrator and N
+// workers, each started from its binary with BRAID_* environment variables
+// and a unique topic prefix and Redis namespace. Tests drive it over HTTP.
+type Stack struct {
+	// URL is the api's base URL.
+	URL string
+	// Key is a write API key; ReadKey a read-only one.
+	Key, ReadKey string
+	// Workers are the worker ids.
+	Workers []string
+	// Dir holds the processes' logs (and the infra's data).
+	Dir string
+
+	bins  binaries
+	env   []string
+	procs []*proc
+	logf  func(format string, args ...any) // where stop reports trouble
+}
+
+// stackOpts configures StartStack.
+type stackOpts struct {
+	// workers is the number of worker processes; default 2.
+	workers int
+	// kafka and redisURL point at existing infrastructure; when empty the
+	// stack runs `braid dev --only infra` on free ports.
+	kafka, redisURL string
+}
+
+// StartStack builds the binaries (once), starts the processes and waits
+// until the api is ready and lists every worker. It returns the stack and a
+// stop func (SIGTERM each process by PID, SIGKILL after a bound; api first,
+// infrastructure last). The caller must call stop.
+func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
+	t.Helper()
+	s := &Stack{bins: bins(t), Key: "w" + randomHex(t, 16), ReadKey: "r" + randomHex(t, 16), logf: t.Logf}
+	dir, err := os.MkdirTemp("", "braid-e2e-stack-")
+	if err != nil {
+		t.Fatalf("stack dir: %v", err)
+	}
+	s.Dir = dir
+	stop := func() { s.stop(); _ = os.RemoveAll(dir) }
+	if o.kafka == "" {
+		o.kafka, o.redisURL = s.startInfra(t)
+	}
+	id := fmt.Sprintf("e2e%d%s", os.Getpid(), randomHex(t, 3))
+	apiAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(testinfra.FreePort(t)))
+	s.URL = "http://" + apiAddr
+	s.env = []string{
+		"BRAID_KAFKA_BROKERS=" + o.kafka, "BRAID_REDIS_URL=" + o.redisURL,
+		"BRAID_KAFKA_TOPIC_PREFIX=" + id + ".", "BRAID_REDIS_NAMESPACE=" + id + ":",
+		"BRAID_LOG_LEVEL=debug",
+	}
+	s.procs = append(s.procs, startProc(t, dir, "orchestrator", s.bins.Orchestrator, append(s.env, "BRAID_ORCHESTRATOR_ID="+id+"-orch")))
+	for i := range max(o.workers, 1) {
+		wid := fmt.Sprintf("%s-worker-%d", id, i+1)
+		s.Workers = append(s.Workers, wid)
+		s.procs = append(s.procs, startProc(t, dir, "worker-"+strconv.Itoa(i+1), s.bins.Worker, append(s.env,
+			"BRAID_WORKER_ID="+wid, "BRAID_WORKER_CONCURRENCY=4", "BRAID_WORKER_DRAIN_TIMEOUT=5s")))
+	}
+	s.procs = append(s.procs, startProc(t, dir, "api", s.bins.API, append(s.env, "BRAID_API_ADDR="+apiAddr,
+		"BRAID_API_KEYS=e2e:"+s.Key+":write,e2e-read:"+s.ReadKey+":read")))
+	if err := s.waitReady(); err != nil {
+		s.dump(t)
+		stop()
+		t.Fatalf("stack not ready: %v", err)
+	}
+	return s, stop
+}
+
+// startInfra runs `braid dev --only infra` on free ports and returns the
+// broker list and Redis URL it prints.
+func (s *Stack) startInfra(t testing.TB) (kafka, redisURL string) {
+	t.Helper()
+	p := startProc(t, s.Dir, "infra", s.bins.Braid, nil, "dev", "--only", "infra",
+		"--data-dir", s.Dir+"/data", "--kafka-addr", freeAddr(t), "--redis-addr", freeAddr(t))
+	s.procs = append(s.procs, p)
+	var env map[string]string
+	err := poll(infraTimeout, func() (bool, error) {
+		if p.exited() {
+			return false, fmt.Errorf("exited: %v", p.err)
+		}
+		env = exports(p.log())
+		return env["BRAID_KAFKA_BROKERS"] != "" && env["BRAID_REDIS_URL"] != "", nil
+	})
+	if err != nil {
+		s.dump(t)
+		t.Fatalf("braid dev --only infra printed no addresses: %v", err)
+	}
+	return env["BRAID_KAFKA_BROKERS"], env["BRAID_REDIS_URL"]
+}
+
+// exports parses "export NAME=value" lines.
+func exports(out string) map[string]string {
+	env := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "export "); ok {
+			if k, v, ok := strings.Cut(rest, "="); ok {
+				env[k] = v
+			}
+		}
+	}
+	return env
+}
+
+// waitReady waits for /readyz and for every worker in GET /workers, failing
+// early when a process exits.
+func (s *Stack) waitReady() error {
+	c := s.client(nil)
+	return poll(readyTimeout, func() (bool, error) {
+		for _, p := range s.procs {
+			if p.exited() {
+				return false, fmt.Errorf("%s exited: %v", p.name, p.err)
+			}
+		}
+		return c.ready(s.Workers), nil
+	})
+}
+
+// pollEvery is the interval of poll.
+const pollEvery = 50 * time.Millisecond
+
+// poll calls cond every pollEvery until it returns true (nil), an error
+// (that error) or timeout passes.
+func poll(timeout time.Duration, cond func() (bool, error)) error {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-deadline:
+			return fmt.Errorf("condition not met within %s", timeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// stop stops the processes in reverse start order (api first, infra last).
+func (s *Stack) stop() {
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		p := s.procs[i]
+		if err := p.stop(procStopTimeout); err != nil {
+			s.logf("stop %s: %v\n%s", p.name, err, p.tail())
+		}
+	}
+}
+
+// dump logs every process's output tail (on failure).
+func (s *Stack) dump(t testing.TB) {
+	for _, p := range s.procs {
+		t.Logf("==== %s (pid %d, exited %v) log %s ====\n%s", p.name, p.pid(), p.exited(), p.logPath, p.tail())
+	}
+}
+
+// dumpOnFailure registers a cleanup that dumps the logs if t fails.
+func (s *Stack) dumpOnFailure(t testing.TB) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			s.dump(t)
+		}
+	})
+}
+
+// freeAddr is 127.0.0.1:<free port>.
+func freeAddr(t testing.TB) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testinfra.FreePort(t)))
+}
+
+// randomHex returns n random bytes as hex.
+func randomHex(t testing.TB, n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("random: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
