@@ -31,6 +31,7 @@ func (c *checker) checkNode(i int) {
 	if n.Foreach != "" || len(n.Parallel) > 0 {
 		c.checkFanOut(n, nodePath(i))
 	}
+	c.checkBuiltin(n, nodePath(i))
 }
 
 func ruleList() string {

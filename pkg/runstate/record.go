@@ -32,6 +32,8 @@ type NodeRecord struct {
 	RetryAt int64 `json:"ra,omitempty"`
 	// Deadline is when the orchestrator fails the current attempt as timed out (0 = none).
 	Deadline int64 `json:"d,omitempty"`
+	// WakeAt is when a running built-in wait node wakes and succeeds (0 = not asleep).
+	WakeAt int64 `json:"wk,omitempty"`
 }
 
 // Encode returns r as compact JSON.

@@ -116,6 +116,8 @@ const (
 	TimerKind_TIMER_KIND_DEADLINE TimerKind = 2
 	// RUN_DEADLINE fails a run that outlived the workflow timeout.
 	TimerKind_TIMER_KIND_RUN_DEADLINE TimerKind = 3
+	// WAKE ends the sleep of a built-in wait node.
+	TimerKind_TIMER_KIND_WAKE TimerKind = 4
 )
 
 // Enum value maps for TimerKind.
@@ -125,12 +127,14 @@ var (
 		1: "TIMER_KIND_RETRY",
 		2: "TIMER_KIND_DEADLINE",
 		3: "TIMER_KIND_RUN_DEADLINE",
+		4: "TIMER_KIND_WAKE",
 	}
 	TimerKind_value = map[string]int32{
 		"TIMER_KIND_UNSPECIFIED":  0,
 		"TIMER_KIND_RETRY":        1,
 		"TIMER_KIND_DEADLINE":     2,
 		"TIMER_KIND_RUN_DEADLINE": 3,
+		"TIMER_KIND_WAKE":         4,
 	}
 )
 
@@ -1134,12 +1138,13 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\x16CONTROL_ACTION_APPROVE\x10\x06\x12\x19\n" +
 	"\x15CONTROL_ACTION_REJECT\x10\a\x12\x18\n" +
 	"\x14CONTROL_ACTION_TIMER\x10\b\x12\x1c\n" +
-	"\x18CONTROL_ACTION_RECONCILE\x10\t*s\n" +
+	"\x18CONTROL_ACTION_RECONCILE\x10\t*\x88\x01\n" +
 	"\tTimerKind\x12\x1a\n" +
 	"\x16TIMER_KIND_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10TIMER_KIND_RETRY\x10\x01\x12\x17\n" +
 	"\x13TIMER_KIND_DEADLINE\x10\x02\x12\x1b\n" +
-	"\x17TIMER_KIND_RUN_DEADLINE\x10\x03*u\n" +
+	"\x17TIMER_KIND_RUN_DEADLINE\x10\x03\x12\x13\n" +
+	"\x0fTIMER_KIND_WAKE\x10\x04*u\n" +
 	"\n" +
 	"TaskStatus\x12\x1b\n" +
 	"\x17TASK_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +

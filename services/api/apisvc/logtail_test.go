@@ -35,7 +35,7 @@ func TestLogTailFollowsATrimmedList(t *testing.T) {
 	read()
 	push(3, 5) // list full, nothing trimmed yet
 	read()
-	read() // nothing new
+	read()     // nothing new
 	push(5, 8) // trims line-0..line-2
 	read()
 	push(8, 9)

@@ -15,6 +15,8 @@ func (r *Run) control(e Control, eff *Effects) {
 		r.pause(true, e.Now, eff)
 	case ControlResume:
 		r.pause(false, e.Now, eff)
+	case ControlApprove, ControlReject:
+		r.decideApproval(e, eff)
 	case ControlRetry:
 		r.reset(r.retryable(), "retry", e.Now, eff)
 	case ControlRerunFrom:

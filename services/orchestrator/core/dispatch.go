@@ -41,9 +41,16 @@ func (r *Run) queue(i int, now int64, eff *Effects) bool {
 		return false
 	}
 	n.QueuedAt, n.StartedAt, n.FinishedAt, n.Worker, n.RetryAt, n.Deadline = now, 0, 0, "", 0, 0
+	builtin := r.builtin(i) != ""
 	if node.Timeout > 0 {
-		n.Deadline = now + ms(node.Timeout) + DeadlineGrace.Milliseconds()
+		n.Deadline = now + ms(node.Timeout)
+		if !builtin { // the worker enforces it first; this is the backstop
+			n.Deadline += DeadlineGrace.Milliseconds()
+		}
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Attempt: n.Attempt, At: n.Deadline})
+	}
+	if builtin {
+		return r.startBuiltin(i, cfg, now, eff)
 	}
 	r.transition(i, runstate.NodeQueued, "", now, eff)
 	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))

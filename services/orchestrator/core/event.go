@@ -42,6 +42,8 @@ const (
 	TimerRetry TimerKind = iota + 1
 	TimerDeadline
 	TimerRunDeadline
+	// TimerWake ends the sleep of a built-in wait node.
+	TimerWake
 )
 
 // Timer is a durable timer that came due.
@@ -63,6 +65,9 @@ const (
 	ControlRerunFrom
 	ControlPause
 	ControlResume
+	// ControlApprove and ControlReject decide a built-in approval node.
+	ControlApprove
+	ControlReject
 )
 
 // Control is a user's request.
@@ -71,6 +76,8 @@ type Control struct {
 	Action ControlAction
 	Node   string
 	Reason string
+	// By names who asked (an API key's name); approvals record it.
+	By string
 }
 
 func (e Start) at() int64   { return e.Now }

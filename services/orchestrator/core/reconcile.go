@@ -51,7 +51,9 @@ func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
 	switch {
 	case n.State.InFlight() && n.Deadline > 0 && e.Now >= n.Deadline:
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d passed its deadline", id, n.Attempt))
-		r.attemptFailed(i, fmt.Sprintf("timed out after %s (no result from the worker)", r.Plan.Graph.Def.Nodes[i].Timeout), false, e.Now, eff)
+		r.attemptFailed(i, r.timeoutMessage(i), false, e.Now, eff)
+	case r.builtin(i) != "" && n.State.InFlight():
+		r.repairBuiltin(i, e.Now, eff)
 	case n.State == runstate.NodeRunning && !e.Claimed[i]:
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d lost its worker %s", id, n.Attempt, n.Worker))
 		r.attemptFailed(i, fmt.Sprintf("heartbeat timeout: worker %s stopped responding", n.Worker), false, e.Now, eff)
@@ -88,7 +90,7 @@ func (r *Run) redispatch(i int, now int64, eff *Effects) {
 func (r *Run) InFlight() []int {
 	var out []int
 	for i, n := range r.Nodes {
-		if n.State.InFlight() {
+		if n.State.InFlight() && r.builtin(i) == "" {
 			out = append(out, i)
 		}
 	}

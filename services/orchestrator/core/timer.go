@@ -22,6 +22,8 @@ func (r *Run) timer(e Timer, eff *Effects) {
 		return
 	}
 	switch {
+	case e.Kind == TimerWake:
+		r.wake(i, e.Attempt, e.Now, eff)
 	case e.Kind == TimerRetry && n.State == runstate.NodeRetryWait:
 		if !r.dispatching() {
 			return // a paused run re-queues on resume
@@ -31,8 +33,7 @@ func (r *Run) timer(e Timer, eff *Effects) {
 			r.maybeFinish(e.Now, eff)
 		}
 	case e.Kind == TimerDeadline && n.State.InFlight():
-		t := r.Plan.Graph.Def.Nodes[i].Timeout
-		r.attemptFailed(i, fmt.Sprintf("timed out after %s (no result from the worker)", t), false, e.Now, eff)
+		r.attemptFailed(i, r.timeoutMessage(i), false, e.Now, eff)
 	}
 }
 

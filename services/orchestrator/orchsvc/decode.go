@@ -66,10 +66,7 @@ func decodeControl(c *eventsv1.RunControl, now int64) (inbound, error) {
 		in.reconcile, in.ev = true, core.Reconcile{Now: now}
 		return in, nil
 	case eventsv1.ControlAction_CONTROL_ACTION_TIMER:
-		kind := map[eventsv1.TimerKind]core.TimerKind{
-			eventsv1.TimerKind_TIMER_KIND_RETRY: core.TimerRetry, eventsv1.TimerKind_TIMER_KIND_DEADLINE: core.TimerDeadline,
-			eventsv1.TimerKind_TIMER_KIND_RUN_DEADLINE: core.TimerRunDeadline,
-		}[c.Timer]
+		kind := coreTimerKind(c.Timer)
 		if kind == 0 {
 			return inbound{}, fmt.Errorf("%w: timer kind %v", errInvalid, c.Timer)
 		}
@@ -79,12 +76,13 @@ func decodeControl(c *eventsv1.RunControl, now int64) (inbound, error) {
 	action := map[eventsv1.ControlAction]core.ControlAction{
 		eventsv1.ControlAction_CONTROL_ACTION_CANCEL: core.ControlCancel, eventsv1.ControlAction_CONTROL_ACTION_RETRY: core.ControlRetry,
 		eventsv1.ControlAction_CONTROL_ACTION_RERUN_FROM: core.ControlRerunFrom, eventsv1.ControlAction_CONTROL_ACTION_PAUSE: core.ControlPause,
-		eventsv1.ControlAction_CONTROL_ACTION_RESUME: core.ControlResume,
+		eventsv1.ControlAction_CONTROL_ACTION_RESUME:  core.ControlResume,
+		eventsv1.ControlAction_CONTROL_ACTION_APPROVE: core.ControlApprove, eventsv1.ControlAction_CONTROL_ACTION_REJECT: core.ControlReject,
 	}[c.Action]
 	if action == 0 {
 		return inbound{}, fmt.Errorf("%w: unsupported control action %v", errInvalid, c.Action)
 	}
-	in.ev = core.Control{Now: now, Action: action, Node: c.NodeId, Reason: c.Reason}
+	in.ev = core.Control{Now: now, Action: action, Node: c.NodeId, Reason: c.Reason, By: c.RequestedBy}
 	return in, nil
 }
 

@@ -97,16 +97,25 @@ func (s *Service) queueIndexes(ctx context.Context, pipe redis.Pipeliner, g *run
 	}
 }
 
-func timerKind(k core.TimerKind) eventsv1.TimerKind {
-	switch k {
-	case core.TimerRetry:
-		return eventsv1.TimerKind_TIMER_KIND_RETRY
-	case core.TimerDeadline:
-		return eventsv1.TimerKind_TIMER_KIND_DEADLINE
-	case core.TimerRunDeadline:
-		return eventsv1.TimerKind_TIMER_KIND_RUN_DEADLINE
+// timerKinds maps the core's timer kinds to their wire values (both ways:
+// timers are stored and sent as wire values and decoded back).
+var timerKinds = map[core.TimerKind]eventsv1.TimerKind{
+	core.TimerRetry:       eventsv1.TimerKind_TIMER_KIND_RETRY,
+	core.TimerDeadline:    eventsv1.TimerKind_TIMER_KIND_DEADLINE,
+	core.TimerRunDeadline: eventsv1.TimerKind_TIMER_KIND_RUN_DEADLINE,
+	core.TimerWake:        eventsv1.TimerKind_TIMER_KIND_WAKE,
+}
+
+func timerKind(k core.TimerKind) eventsv1.TimerKind { return timerKinds[k] }
+
+// coreTimerKind is the core kind of wire value k, or 0 when unknown.
+func coreTimerKind(k eventsv1.TimerKind) core.TimerKind {
+	for c, w := range timerKinds {
+		if w == k {
+			return c
+		}
 	}
-	return eventsv1.TimerKind_TIMER_KIND_UNSPECIFIED
+	return 0
 }
 
 // messages builds the dispatches and the run event a persisted write implies.
