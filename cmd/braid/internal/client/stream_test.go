@@ -22,10 +22,10 @@ func TestFollowLogsStopsAtEnd(t *testing.T) {
 	c := fakeAPI(t, map[string]http.HandlerFunc{
 		"GET /runs/r/tasks/n/logs": func(w http.ResponseWriter, r *http.Request) {
 			query = r.URL.RawQuery
-			sse("id: 1\nevent: line\ndata: {\"stream\":\"stdout\",\"line\":\"one\"}\n\n" +
-				": keep-alive\n\n" +
-				"id: 2\nevent: line\ndata: {\"stream\":\"stderr\",\"line\":\"two\"}\n\n" +
-				"event: end\ndata: {\"attempt\":2}\n\n" +
+			sse("id: 1\nevent: line\ndata: {\"stream\":\"stdout\",\"line\":\"one\"}\n\n"+
+				": keep-alive\n\n"+
+				"id: 2\nevent: line\ndata: {\"stream\":\"stderr\",\"line\":\"two\"}\n\n"+
+				"event: end\ndata: {\"attempt\":2}\n\n"+
 				"event: line\ndata: {\"line\":\"never\"}\n\n")(w, r)
 		},
 	})
