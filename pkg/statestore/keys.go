@@ -113,3 +113,16 @@ func ParseNodeField(f string) (node string, inst int) {
 	}
 	return f[:i], n
 }
+
+// wfKey is braid:wf:{<name>}:<suffix>, like WorkflowRuns: one workflow's
+// keys share a Cluster slot.
+func (k Keys) wfKey(workflow, suffix string) string {
+	return k.base() + "wf:{" + workflow + "}:" + suffix
+}
+
+// AdmitQueue is the sorted set of runs of a workflow with a concurrency cap
+// that wait for a slot, scored by request time (ms): FIFO admission.
+func (k Keys) AdmitQueue(workflow string) string { return k.wfKey(workflow, "admitq") }
+
+// AdmitActive is the set of admitted, unfinished runs of a capped workflow.
+func (k Keys) AdmitActive(workflow string) string { return k.wfKey(workflow, "admitted") }

@@ -19,6 +19,9 @@ type PendingRun struct {
 	Input       []byte // JSON object
 	Created     time.Time
 	RequestedBy string // the name of the api key that asked; never the key
+	// Capped says the workflow has a concurrency cap: the run also joins the
+	// workflow's admission queue, so runs are admitted in request order.
+	Capped bool
 }
 
 // CreatePendingRun writes p's run hash with status "pending" and adds it to
@@ -35,6 +38,9 @@ func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p Pending
 	pipe.ZAdd(ctx, k.AllRuns(), z)
 	pipe.ZAdd(ctx, k.WorkflowRuns(p.Workflow), z)
 	pipe.ZAdd(ctx, k.ActiveRuns(), z)
+	if p.Capped {
+		pipe.ZAddNX(ctx, k.AdmitQueue(p.Workflow), z)
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
 	}
@@ -69,6 +75,7 @@ func (k Keys) DeletePendingRun(ctx context.Context, rdb redis.Cmdable, id, workf
 	pipe.ZRem(ctx, k.AllRuns(), id)
 	pipe.ZRem(ctx, k.WorkflowRuns(workflow), id)
 	pipe.ZRem(ctx, k.ActiveRuns(), id)
+	pipe.ZRem(ctx, k.AdmitQueue(workflow), id)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("unindex pending run %s: %w", id, err)
 	}
@@ -77,7 +84,7 @@ func (k Keys) DeletePendingRun(ctx context.Context, rdb redis.Cmdable, id, workf
 
 // RunSummaryFields are the run hash fields RunSummaries reads (not the input).
 var RunSummaryFields = []string{
-	FieldWorkflow, FieldVersion, FieldStatus, FieldCreated, FieldStarted, FieldFinished, FieldError, FieldRequestedBy, FieldPaused,
+	FieldWorkflow, FieldVersion, FieldStatus, FieldCreated, FieldStarted, FieldFinished, FieldError, FieldRequestedBy, FieldPaused, FieldHeld,
 }
 
 // RunSummaries reads RunSummaryFields of each run in one round trip; a run

@@ -23,6 +23,7 @@ const (
 	FieldError       = "error"
 	FieldSeq         = "seq"
 	FieldPaused      = "paused"
+	FieldHeld        = "held" // "1" while the run waits for a workflow concurrency slot
 	FieldRequestedBy = "by"
 )
 

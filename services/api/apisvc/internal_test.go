@@ -70,6 +70,7 @@ func TestWaitingReason(t *testing.T) {
 			waitCtx{status: "running", started: true, offers: func(h string) bool { return h == "noop" }}, "no live worker offers handler shell"},
 		{"approval", []runstate.NodeRecord{rec("pending"), rec("pending"), rec("pending"), rec("queued")}, 3, running, "awaiting approval"},
 		{"not started", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "pending"}, "run not started yet: waiting for the orchestrator"},
+		{"held by the workflow cap", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "pending", started: true}, "workflow concurrency: waiting for a free slot"},
 		{"running", []runstate.NodeRecord{rec("running")}, 0, running, ""},
 		{"finished", []runstate.NodeRecord{rec("succeeded")}, 0, running, ""},
 		{"run over", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "failed", started: true}, ""},

@@ -58,7 +58,7 @@ func (s *Server) createRun(c *gin.Context) {
 		return
 	}
 	p := statestore.PendingRun{ID: newRunID(), Workflow: name, Version: info.Latest, Input: input,
-		Created: time.Now(), RequestedBy: requester(c)}
+		Created: time.Now(), RequestedBy: requester(c), Capped: g.Def.Concurrency > 0}
 	s.startRun(ctx, c, p)
 }
 

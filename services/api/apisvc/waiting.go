@@ -28,6 +28,9 @@ func waitingReason(g *dag.Graph, i int, recs []runstate.NodeRecord, w waitCtx) s
 	switch {
 	case !w.started:
 		return "run not started yet: waiting for the orchestrator"
+	case w.status == runstate.RunPending:
+		// Recorded but not started: only a run held by its workflow's cap.
+		return "workflow concurrency: waiting for a free slot"
 	case w.status == runstate.RunCancelling:
 		return "run cancelling"
 	case rec.State == runstate.NodeQueued:

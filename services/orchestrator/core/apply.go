@@ -22,22 +22,52 @@ func (r *Run) Apply(ev Event, eff *Effects) {
 		r.control(e, eff)
 	case Reconcile:
 		r.reconcile(e, eff)
+	case Admit:
+		r.admit(e, eff)
 	}
 }
 
 func (r *Run) start(e Start, eff *Effects) {
-	if r.Status != runstate.RunPending {
+	if r.Status != runstate.RunPending || r.Held {
 		eff.History = append(eff.History, "duplicate start ignored")
 		return
 	}
 	eff.Created = true
+	for i := range r.Nodes {
+		r.touch(i, eff) // every record is new
+	}
+	r.begin(e.Now, eff)
+}
+
+// Hold records a new run without starting it: its workflow's concurrency
+// cap is reached, so it waits (pending) until Admit.
+func (r *Run) Hold(now int64, eff *Effects) {
+	if r.Status != runstate.RunPending || r.Held {
+		return
+	}
+	eff.Created, eff.RunChanged, r.Held = true, true, true
+	for i := range r.Nodes {
+		r.touch(i, eff)
+	}
+	eff.History = append(eff.History, "waiting for a workflow concurrency slot")
+}
+
+// admit starts a held run once it got its workflow concurrency slot.
+func (r *Run) admit(e Admit, eff *Effects) {
+	if r.Status != runstate.RunPending || !r.Held {
+		return
+	}
+	r.Held = false
+	r.begin(e.Now, eff)
+}
+
+// begin moves a recorded run to running and evaluates its root nodes.
+func (r *Run) begin(now int64, eff *Effects) {
+	e := Start{Now: now}
 	r.setStatus(runstate.RunRunning, "", e.Now, eff)
 	r.StartedAt = e.Now
 	if t := r.Plan.Graph.Def.Timeout; t > 0 {
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerRunDeadline, At: e.Now + ms(t)})
-	}
-	for i := range r.Nodes {
-		r.touch(i, eff) // every record is new
 	}
 	var ready []int
 	for i, n := range r.Nodes {
@@ -59,6 +89,7 @@ func (r *Run) setStatus(s runstate.RunStatus, detail string, now int64, eff *Eff
 	if s.Terminal() {
 		r.FinishedAt = now
 		r.Error = detail
+		r.Held = false // an ended run holds no queue place (a retry must not stay held)
 	}
 }
 

@@ -80,7 +80,12 @@ type Control struct {
 	By string
 }
 
+// Admit starts a run that Hold recorded, now that it has a workflow
+// concurrency slot.
+type Admit struct{ Now int64 }
+
 func (e Start) at() int64   { return e.Now }
+func (e Admit) at() int64   { return e.Now }
 func (e Result) at() int64  { return e.Now }
 func (e Timer) at() int64   { return e.Now }
 func (e Control) at() int64 { return e.Now }

@@ -29,8 +29,8 @@ func (e Reconcile) at() int64 { return e.Now }
 // reconcile repairs what lost messages, lost timers or dead workers left
 // behind. Every repair is recorded in the run's history.
 func (r *Run) reconcile(e Reconcile, eff *Effects) {
-	if r.Status.Terminal() {
-		return
+	if r.Status.Terminal() || r.Held {
+		return // a held run has not started: no deadline runs, nothing to repair
 	}
 	if t := r.Plan.Graph.Def.Timeout; t > 0 && e.Now >= r.StartedAt+ms(t) {
 		r.runDeadline(e.Now, eff)

@@ -23,6 +23,8 @@ type Run struct {
 	FinishedAt int64
 	Error      string
 	Paused     bool
+	// Held marks a recorded run waiting for a workflow concurrency slot.
+	Held bool
 	// Seq numbers the run's events on workflow.events.
 	Seq uint64
 	// Nodes and Outputs are indexed by node position in the definition.

@@ -22,6 +22,7 @@ type runBatch struct {
 	cmd    *redis.Cmd
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
+	admitted   bool // a capped run got its slot in this batch: nudge the next ones
 	// orphans are messages about a run that was never started; they are
 	// dead-lettered once the batch is stored.
 	orphans []eventbus.Message
@@ -129,7 +130,7 @@ func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason err
 
 // apply takes the run's lock if needed and applies its events to the core.
 func (s *Service) apply(ctx context.Context, g *runBatch) error {
-	g.eff, g.cmd, g.dropActive, g.orphans = &core.Effects{}, nil, false, nil
+	g.eff, g.cmd, g.dropActive, g.orphans, g.admitted = &core.Effects{}, nil, false, nil, false
 	o, err := s.acquire(ctx, g.run)
 	if err != nil {
 		return err
@@ -160,6 +161,11 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 			r.Reject(err.Error(), in.ev.(core.Start).Now, g.eff)
 			return
 		}
+		if !s.admitted(ctx, r) {
+			r.Hold(in.ev.(core.Start).Now, g.eff)
+			return
+		}
+		g.admitted = workflowCap(r) > 0
 	}
 	if in.ref != "" {
 		s.loadRef(ctx, &in)
@@ -169,7 +175,12 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 			g.dropActive = true
 			return
 		}
-		in.ev = core.Reconcile{Now: in.ev.(core.Reconcile).Now, Claimed: s.claims(ctx, g.o.run)}
+		now := in.ev.(core.Reconcile).Now
+		if g.o.run.Held && s.readmit(ctx, g.o.run) {
+			g.o.run.Apply(core.Admit{Now: now}, g.eff)
+			g.admitted = true
+		}
+		in.ev = core.Reconcile{Now: now, Claimed: s.claims(ctx, g.o.run)}
 	}
 	g.o.run.Apply(in.ev, g.eff)
 }
@@ -204,12 +215,13 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("persist: %w", err)
 	}
-	var retry []*runBatch
+	var retry, applied []*runBatch
 	var out []eventbus.Message
 	for _, g := range groups {
 		switch {
 		case g.cmd == nil:
 		case g.cmd.Val() == int64(statestore.WriteApplied):
+			applied = append(applied, g)
 			msgs, err := s.messages(g)
 			if err != nil {
 				return nil, err
@@ -223,6 +235,7 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 		}
 	}
 	s.publish(ctx, out)
+	s.release(ctx, applied)
 	return retry, nil
 }
 

@@ -61,6 +61,7 @@ func runFields(r *core.Run, created bool, events []inbound) map[string]string {
 		statestore.FieldStatus: string(r.Status), statestore.FieldStarted: itoa(r.StartedAt),
 		statestore.FieldFinished: itoa(r.FinishedAt), statestore.FieldError: r.Error,
 		statestore.FieldSeq: strconv.FormatUint(r.Seq, 10), statestore.FieldPaused: boolStr(r.Paused),
+		statestore.FieldHeld: boolStr(r.Held),
 	}
 	if created {
 		f[statestore.FieldWorkflow], f[statestore.FieldVersion] = r.Workflow, strconv.Itoa(r.Version)

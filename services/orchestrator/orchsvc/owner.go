@@ -102,6 +102,7 @@ func (s *Service) restore(ctx context.Context, id string, st statestore.StoredRu
 	r.Error = f[statestore.FieldError]
 	r.Seq = uint64(atoi64(f[statestore.FieldSeq]))
 	r.Paused = f[statestore.FieldPaused] == "1"
+	r.Held = f[statestore.FieldHeld] == "1"
 	return r, nil
 }
 
