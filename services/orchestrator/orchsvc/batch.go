@@ -169,7 +169,7 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 			g.dropActive = true
 			return
 		}
-		in.ev = core.Reconcile{Now: in.ev.(core.Reconcile).Now, Claimed: s.claims(ctx, g.o.run)}
+		in.ev = core.Reconcile{Now: in.ev.(core.Reconcile).Now, Claimed: s.claims(ctx, g.o.run), Instances: s.instanceClaims(ctx, g.o.run)}
 	}
 	g.o.run.Apply(in.ev, g.eff)
 }
