@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/template"
 )
@@ -13,7 +14,7 @@ import (
 // DefaultFanOutConcurrency caps the in-flight instances of a fan-out node
 // that sets no concurrency, so that a 100,000-item foreach never turns into
 // 100,000 dispatches in one batch.
-const DefaultFanOutConcurrency = 1000
+const DefaultFanOutConcurrency = dag.DefaultFanOutConcurrency
 
 // MaxInstances bounds the size of one fan-out.
 const MaxInstances = 1_000_000
@@ -38,10 +39,7 @@ type fan struct {
 
 // fanCap is node i's cap on active instances.
 func (r *Run) fanCap(i int) int {
-	if c := r.Plan.Graph.Def.Nodes[i].Concurrency; c > 0 {
-		return c
-	}
-	return DefaultFanOutConcurrency
+	return r.Plan.Graph.Def.Nodes[i].InstanceCap()
 }
 
 // startFanOut launches fan-out node i: it resolves the items or the count,
