@@ -43,6 +43,14 @@ func TestStackFeatureExamples(t *testing.T) {
 			states: map[string]string{"load": "failed", "alert": "succeeded", "cleanup": "succeeded", "publish": "skipped"},
 		},
 		{
+			file: "fan-out.json", status: "succeeded",
+			outputs: map[string]string{
+				"greet":  `[{"city":"LISBON","n":0},{"city":"OSLO","n":1},{"city":"TOKYO","n":2},{"city":"LIMA","n":3}]`,
+				"shard":  `[{"shard":0,"of":3},{"shard":1,"of":3},{"shard":2,"of":3}]`,
+				"report": `{"first":"LISBON","cities":4,"shards":3}`,
+			},
+		},
+		{
 			file: "when-conditions.json", status: "succeeded",
 			states:  map[string]string{"high": "succeeded", "low": "skipped", "notify": "succeeded"},
 			outputs: map[string]string{"notify": `{"high":"value 250 is above 100"}`},

@@ -18,6 +18,9 @@ const (
 
 // checkBuiltin checks the config of a wait or approval node at path.
 func (c *checker) checkBuiltin(n *Node, path string) {
+	if (n.Handler == HandlerWait || n.Handler == HandlerApproval) && (n.Foreach != "" || len(n.Parallel) > 0) {
+		c.probs.add(path+".handler", "%s nodes cannot fan out (foreach/parallel)", n.Handler)
+	}
 	switch n.Handler {
 	case HandlerWait:
 		c.checkWait(n, path)

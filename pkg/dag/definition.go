@@ -129,3 +129,16 @@ func validID(s string) bool {
 }
 
 func isLowerAlnum(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') }
+
+// DefaultFanOutConcurrency caps the in-flight instances of a fan-out node
+// that sets no concurrency, so that a 100,000-item foreach never turns into
+// 100,000 dispatches at once.
+const DefaultFanOutConcurrency = 1000
+
+// InstanceCap returns the most instances of n that may be in flight at once.
+func (n *Node) InstanceCap() int {
+	if n.Concurrency > 0 {
+		return n.Concurrency
+	}
+	return DefaultFanOutConcurrency
+}

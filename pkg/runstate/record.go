@@ -34,7 +34,35 @@ type NodeRecord struct {
 	Deadline int64 `json:"d,omitempty"`
 	// WakeAt is when a running built-in wait node wakes and succeeds (0 = not asleep).
 	WakeAt int64 `json:"wk,omitempty"`
+	// FanOutCounts tally a launched fan-out node's instances (zero for plain nodes
+	// and for instance records).
+	FanOutCounts
 }
+
+// FanOutCounts are the tallies of a fan-out node's instances, kept in its node
+// record so that a completion costs O(1) and readers need no scan. The
+// instances' own records live in a hash of their own (see statestore.Keys).
+//
+// The claim and heartbeat scripts read "fo" from Lua: a node record with fo
+// set sends them to the instance hash. That name is part of the storage contract.
+type FanOutCounts struct {
+	// FanOut marks a launched fan-out node.
+	FanOut bool `json:"fo,omitempty"`
+	// Count is the number of instances (foreach items or the parallel count).
+	Count int `json:"n,omitempty"`
+	// Next is the lowest index never started: instances [0, Next) have records.
+	Next int `json:"nx,omitempty"`
+	// Active counts instances in flight or waiting to retry (queued, running,
+	// retry_wait); the node's concurrency caps it.
+	Active int `json:"na,omitempty"`
+	// Succeeded, Failed and Cancelled count terminal instances.
+	Succeeded int `json:"ns,omitempty"`
+	Failed    int `json:"nf,omitempty"`
+	Cancelled int `json:"nc,omitempty"`
+}
+
+// Done returns how many instances are terminal.
+func (c FanOutCounts) Done() int { return c.Succeeded + c.Failed + c.Cancelled }
 
 // Encode returns r as compact JSON.
 func (r NodeRecord) Encode() []byte {

@@ -45,16 +45,15 @@ func (c ClaimResult) String() string {
 
 // claimScript claims one attempt for a worker.
 //
-//	KEYS[1] nodes hash   KEYS[2] claim key
-//	ARGV[1] node field   ARGV[2] attempt   ARGV[3] worker id   ARGV[4] ttl ms
+//	KEYS[1] nodes hash   KEYS[2] claim key   KEYS[3] the node's instances hash
+//	ARGV[1] node id   ARGV[2] attempt   ARGV[3] worker id   ARGV[4] ttl ms   ARGV[5] instance
 //	returns 1 claimed (or already ours), 0 taken by another worker,
 //	-1 no node record, -2 attempt is not current, -3 node not in flight.
 //
+// A node record with "fo" set is a fan-out node: the attempt is checked
+// against the instance's own record in KEYS[3] instead.
 // Idempotent: a retry by the same worker finds its own claim and returns 1.
-var claimScript = redis.NewScript(`
-local rec = redis.call('HGET', KEYS[1], ARGV[1])
-if not rec then return -1 end
-local r = cjson.decode(rec)
+var claimScript = redis.NewScript(recordLookup + `
 if tostring(r.a or 0) ~= ARGV[2] then return -2 end
 if r.s ~= 'queued' and r.s ~= 'running' then return -3 end
 if redis.call('SET', KEYS[2], ARGV[3], 'NX', 'PX', ARGV[4]) then return 1 end
@@ -64,15 +63,11 @@ return 0
 
 // heartbeatScript keeps a claim alive and tells the worker whether to go on.
 //
-//	KEYS[1] nodes hash   KEYS[2] claim key
-//	ARGV[1] node field   ARGV[2] attempt   ARGV[3] worker id   ARGV[4] ttl ms
+//	KEYS and ARGV as claimScript
 //	returns 1 keep going, 0 another worker holds the claim, -1/-2/-3 as claimScript: stop.
 //
 // A claim that expired while the attempt is still current is taken again.
-var heartbeatScript = redis.NewScript(`
-local rec = redis.call('HGET', KEYS[1], ARGV[1])
-if not rec then return -1 end
-local r = cjson.decode(rec)
+var heartbeatScript = redis.NewScript(recordLookup + `
 if tostring(r.a or 0) ~= ARGV[2] then return -2 end
 if r.s ~= 'queued' and r.s ~= 'running' then return -3 end
 local holder = redis.call('GET', KEYS[2])
@@ -86,6 +81,19 @@ if not holder then
 end
 return 0
 `)
+
+// recordLookup is the opening of the claim and heartbeat scripts: it finds
+// the record the attempt belongs to (the node's, or its fan-out instance's)
+// and leaves it decoded in r.
+const recordLookup = `
+local rec = redis.call('HGET', KEYS[1], ARGV[1])
+if not rec then return -1 end
+local r = cjson.decode(rec)
+if r.fo then
+  rec = redis.call('HGET', KEYS[3], ARGV[5])
+  if not rec then return -1 end
+  r = cjson.decode(rec)
+end`
 
 // Attempt names one attempt of one node instance of one run.
 type Attempt struct {
@@ -113,9 +121,9 @@ func (k Keys) Heartbeat(ctx context.Context, rdb redis.Scripter, a Attempt, work
 }
 
 func (k Keys) runClaimScript(ctx context.Context, rdb redis.Scripter, s *redis.Script, a Attempt, worker string, ttl time.Duration) (ClaimResult, error) {
-	keys := []string{k.Nodes(a.Run), k.Claim(a.Run, a.Node, a.Instance, a.Attempt)}
+	keys := []string{k.Nodes(a.Run), k.Claim(a.Run, a.Node, a.Instance, a.Attempt), k.Instances(a.Run, a.Node)}
 	ms := max(ttl.Milliseconds(), 1)
-	n, err := s.Run(ctx, rdb, keys, NodeField(a.Node, a.Instance), strconv.Itoa(a.Attempt), worker, ms).Int()
+	n, err := s.Run(ctx, rdb, keys, a.Node, strconv.Itoa(a.Attempt), worker, ms, InstanceField(a.Instance)).Int()
 	if err != nil {
 		return ClaimTaken, fmt.Errorf("claim %s: %w", a, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
-	"strings"
 )
 
 // Prefix starts every key Braid writes.
@@ -38,6 +37,18 @@ func (k Keys) Nodes(run string) string { return k.runKey(run, "nodes") }
 
 // Outputs is the hash of node outputs (field NodeField → output JSON).
 func (k Keys) Outputs(run string) string { return k.runKey(run, "out") }
+
+// Instances is the hash of one fan-out node's instance records (field
+// instance index → runstate.NodeRecord JSON).
+func (k Keys) Instances(run, node string) string { return k.runKey(run, "inst:"+node) }
+
+// InstanceOutputs is the hash of one fan-out node's instance outputs (field
+// instance index → output JSON), kept for the API after the node assembled its
+// output array.
+func (k Keys) InstanceOutputs(run, node string) string { return k.runKey(run, "iout:"+node) }
+
+// Items is the list of one foreach node's items (element i → item i as JSON).
+func (k Keys) Items(run, node string) string { return k.runKey(run, "items:"+node) }
 
 // History is the run's capped list of notable events (failed attempts, late or duplicate results).
 func (k Keys) History(run string) string { return k.runKey(run, "hist") }
@@ -92,28 +103,6 @@ func (k Keys) Idempotency(workflow, key string) string {
 	return k.base() + "idem:{" + workflow + "}:" + hex.EncodeToString(sum[:16])
 }
 
-// NodeField is the field of a node instance in the Nodes and Outputs hashes:
-// the node id for instance 0, "id#i" for fan-out instances i > 0.
-func NodeField(node string, inst int) string {
-	if inst == 0 {
-		return node
-	}
-	return node + "#" + strconv.Itoa(inst)
-}
-
-// ParseNodeField splits a NodeField back into node id and instance.
-func ParseNodeField(f string) (node string, inst int) {
-	i := strings.LastIndexByte(f, '#')
-	if i < 0 {
-		return f, 0
-	}
-	n, err := strconv.Atoi(f[i+1:])
-	if err != nil {
-		return f, 0
-	}
-	return f[:i], n
-}
-
 // wfKey is braid:wf:{<name>}:<suffix>, like WorkflowRuns: one workflow's
 // keys share a Cluster slot.
 func (k Keys) wfKey(workflow, suffix string) string {
@@ -126,3 +115,7 @@ func (k Keys) AdmitQueue(workflow string) string { return k.wfKey(workflow, "adm
 
 // AdmitActive is the set of admitted, unfinished runs of a capped workflow.
 func (k Keys) AdmitActive(workflow string) string { return k.wfKey(workflow, "admitted") }
+
+// InstanceField is the field of fan-out instance idx in the Instances and
+// InstanceOutputs hashes.
+func InstanceField(idx int) string { return strconv.Itoa(idx) }

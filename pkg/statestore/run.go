@@ -44,6 +44,21 @@ type RunWrite struct {
 	ClearOutputs []string
 	// History lines are appended to the capped history list.
 	History []string
+	// FanOuts are the per-instance writes of fan-out nodes.
+	FanOuts []FanOutWrite
+}
+
+// FanOutWrite is one fan-out node's share of a RunWrite.
+type FanOutWrite struct {
+	Node string
+	// Reset deletes the node's instance records, instance outputs and items
+	// before the writes below (a rerun).
+	Reset bool
+	// Instances and Outputs are HSET by instance index.
+	Instances map[int][]byte
+	Outputs   map[int][]byte
+	// Items are appended to the node's item list (once, at launch).
+	Items [][]byte
 }
 
 // Write outcomes.
@@ -56,9 +71,12 @@ const (
 // applyScript applies a RunWrite atomically.
 //
 //	KEYS[1] fence  KEYS[2] run  KEYS[3] nodes  KEYS[4] outputs  KEYS[5] history
+//	KEYS[6+3k..8+3k] fan-out node k's instances hash, instance outputs hash, items list
 //	ARGV[1] fence token  ARGV[2] create (0|1)  ARGV[3] history cap
 //	ARGV[4..8] counts: run field pairs, node pairs, output pairs, cleared outputs, history lines
-//	ARGV[9..] the pairs and lists, in that order
+//	ARGV[9] number of fan-out sections
+//	ARGV[10..] the pairs and lists, in that order, then per fan-out section:
+//	  reset (0|1), instance pairs, output pairs, items, followed by those
 //	returns 1 applied, 0 stale fence, 2 create refused (the run was already started)
 //
 // Idempotent: every write is an overwrite of the same values, and a replay
@@ -66,7 +84,7 @@ const (
 var applyScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
-local pos = 9
+local pos = 10
 local function hset(key, pairs)
   local i = 0
   while i < pairs do
@@ -92,6 +110,21 @@ for i = 1, h do
   redis.call('RPUSH', KEYS[5], ARGV[pos]); pos = pos + 1
 end
 if h > 0 then redis.call('LTRIM', KEYS[5], -tonumber(ARGV[3]), -1) end
+for k = 0, tonumber(ARGV[9]) - 1 do
+  local ik, ok, lk = KEYS[6 + 3 * k], KEYS[7 + 3 * k], KEYS[8 + 3 * k]
+  local reset, ni, no, nl = ARGV[pos], tonumber(ARGV[pos + 1]), tonumber(ARGV[pos + 2]), tonumber(ARGV[pos + 3])
+  pos = pos + 4
+  if reset == '1' then redis.call('DEL', ik, ok, lk) end
+  hset(ik, ni)
+  hset(ok, no)
+  local i = 0
+  while i < nl do
+    local n = math.min(nl - i, 500)
+    redis.call('RPUSH', lk, unpack(ARGV, pos + i, pos + i + n - 1))
+    i = i + n
+  end
+  pos = pos + nl
+end
 return 1
 `)
 
@@ -99,9 +132,9 @@ return 1
 // once the pipeline has run.
 func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) *redis.Cmd {
 	keys := []string{k.Fence(w.Run), k.Run(w.Run), k.Nodes(w.Run), k.Outputs(w.Run), k.History(w.Run)}
-	args := make([]any, 0, 8+2*(len(w.RunFields)+len(w.Nodes)+len(w.Outputs))+len(w.ClearOutputs)+len(w.History))
+	args := make([]any, 0, 9+2*(len(w.RunFields)+len(w.Nodes)+len(w.Outputs))+len(w.ClearOutputs)+len(w.History))
 	args = append(args, strconv.FormatInt(w.Fence, 10), boolArg(w.Create), HistoryCap,
-		len(w.RunFields), len(w.Nodes), len(w.Outputs), len(w.ClearOutputs), len(w.History))
+		len(w.RunFields), len(w.Nodes), len(w.Outputs), len(w.ClearOutputs), len(w.History), len(w.FanOuts))
 	for f, v := range w.RunFields {
 		args = append(args, f, v)
 	}
@@ -116,6 +149,10 @@ func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) 
 	}
 	for _, h := range w.History {
 		args = append(args, h)
+	}
+	for _, f := range w.FanOuts {
+		keys = append(keys, k.Instances(w.Run, f.Node), k.InstanceOutputs(w.Run, f.Node), k.Items(w.Run, f.Node))
+		args = f.appendArgs(args)
 	}
 	return applyScript.EvalSha(ctx, pipe, keys, args...)
 }
@@ -162,4 +199,19 @@ func (k Keys) LoadRun(ctx context.Context, rdb redis.Cmdable, run string) (Store
 		return StoredRun{}, fmt.Errorf("load run %s: %w", run, err)
 	}
 	return StoredRun{Fields: f.Val(), Nodes: n.Val(), Outputs: o.Val()}, nil
+}
+
+// appendArgs appends f's section of the apply script's arguments.
+func (f FanOutWrite) appendArgs(args []any) []any {
+	args = append(args, boolArg(f.Reset), len(f.Instances), len(f.Outputs), len(f.Items))
+	for idx, rec := range f.Instances {
+		args = append(args, InstanceField(idx), rec)
+	}
+	for idx, out := range f.Outputs {
+		args = append(args, InstanceField(idx), out)
+	}
+	for _, it := range f.Items {
+		args = append(args, it)
+	}
+	return args
 }

@@ -167,15 +167,3 @@ func TestTimerMemberRoundTrip(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
-
-func TestNodeFieldRoundTrip(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		node string
-		inst int
-	}{{"a", 0}, {"a-b", 7}, {"A_1", 12}} {
-		n, i := statestore.ParseNodeField(statestore.NodeField(tc.node, tc.inst))
-		require.Equal(t, tc.node, n)
-		require.Equal(t, tc.inst, i)
-	}
-}

@@ -100,10 +100,17 @@ func (b *bundle) stop() {
 	}
 }
 
-// putNode writes the node record the claim script checks.
+// putNode writes the record the claim script checks: the node's for
+// instance 0, else a fan-out node's and its instance's.
 func (b *bundle) putNode(run, node string, inst int, record string) {
 	b.t.Helper()
-	require.NoError(b.t, b.rdb.HSet(context.Background(), b.keys.Nodes(run), statestore.NodeField(node, inst), record).Err())
+	ctx := context.Background()
+	if inst == 0 {
+		require.NoError(b.t, b.rdb.HSet(ctx, b.keys.Nodes(run), node, record).Err())
+		return
+	}
+	require.NoError(b.t, b.rdb.HSet(ctx, b.keys.Nodes(run), node, `{"s":"running","fo":true}`).Err())
+	require.NoError(b.t, b.rdb.HSet(ctx, b.keys.Instances(run, node), statestore.InstanceField(inst), record).Err())
 }
 
 // dispatch publishes d to task.dispatch, keyed by its run id.

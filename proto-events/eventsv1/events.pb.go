@@ -860,9 +860,12 @@ type NodeChange struct {
 	Attempt  int32                  `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	State    NodeState              `protobuf:"varint,4,opt,name=state,proto3,enum=braid.events.v1.NodeState" json:"state,omitempty"`
 	// detail explains the transition: an error, a skip reason, a retry time.
-	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
-	WorkerId      string `protobuf:"bytes,6,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	AtMs          int64  `protobuf:"varint,7,opt,name=at_ms,json=atMs,proto3" json:"at_ms,omitempty"`
+	Detail   string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	WorkerId string `protobuf:"bytes,6,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	AtMs     int64  `protobuf:"varint,7,opt,name=at_ms,json=atMs,proto3" json:"at_ms,omitempty"`
+	// fan_out marks the transition of one instance of a fan-out node (instance is
+	// its 0-based index); unset, the change is the node's own (instance 0).
+	FanOut        bool `protobuf:"varint,8,opt,name=fan_out,json=fanOut,proto3" json:"fan_out,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -944,6 +947,13 @@ func (x *NodeChange) GetAtMs() int64 {
 		return x.AtMs
 	}
 	return 0
+}
+
+func (x *NodeChange) GetFanOut() bool {
+	if x != nil {
+		return x.FanOut
+	}
+	return false
 }
 
 // RunEvent carries the state changes one orchestrator step made to one run. Topic workflow.events.
@@ -1108,7 +1118,7 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\tworker_id\x18\n" +
 	" \x01(\tR\bworkerId\x12\"\n" +
 	"\rstarted_at_ms\x18\v \x01(\x03R\vstartedAtMs\x12$\n" +
-	"\x0efinished_at_ms\x18\f \x01(\x03R\ffinishedAtMs\"\xd7\x01\n" +
+	"\x0efinished_at_ms\x18\f \x01(\x03R\ffinishedAtMs\"\xf0\x01\n" +
 	"\n" +
 	"NodeChange\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x1a\n" +
@@ -1117,7 +1127,8 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\x0e2\x1a.braid.events.v1.NodeStateR\x05state\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x1b\n" +
 	"\tworker_id\x18\x06 \x01(\tR\bworkerId\x12\x13\n" +
-	"\x05at_ms\x18\a \x01(\x03R\x04atMs\"\x84\x02\n" +
+	"\x05at_ms\x18\a \x01(\x03R\x04atMs\x12\x17\n" +
+	"\afan_out\x18\b \x01(\bR\x06fanOut\"\x84\x02\n" +
 	"\bRunEvent\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x10\n" +
 	"\x03seq\x18\x02 \x01(\x04R\x03seq\x12\x13\n" +

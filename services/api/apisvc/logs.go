@@ -32,9 +32,12 @@ type logList struct {
 
 // logTarget is the attempt whose log a request reads.
 type logTarget struct {
-	run, node      string
-	inst, attempt  int
-	key, nodeField string
+	run, node     string
+	inst, attempt int
+	key           string
+	// recKey and recField locate the attempt's record: the node's, or its
+	// fan-out instance's.
+	recKey, recField string
 }
 
 // taskLogs returns an attempt's log lines (?attempt=N, default the
@@ -98,8 +101,18 @@ func (s *Server) logTargetOf(ctx context.Context, c *gin.Context) (logTarget, er
 	if _, err := r.nodeIndex(t.node); err != nil {
 		return t, err
 	}
-	t.nodeField = statestore.NodeField(t.node, t.inst)
-	current := r.record(t.nodeField).Attempt
+	t.recKey, t.recField = s.keys.Nodes(t.run), t.node
+	current := r.record(t.node).Attempt
+	if r.record(t.node).FanOut {
+		t.recKey, t.recField = s.keys.Instances(t.run, t.node), statestore.InstanceField(t.inst)
+		rec, err := s.instanceRecord(ctx, r, t.node, t.inst)
+		if err != nil {
+			return t, err
+		}
+		current = rec.Attempt
+	} else if t.inst != 0 {
+		return t, errNotFound("node %q of run %q is not a fan-out node: it has only instance 0", t.node, t.run)
+	}
 	t.attempt = current
 	if want > 0 {
 		if want > current {
@@ -115,7 +128,7 @@ func (s *Server) logTargetOf(ctx context.Context, c *gin.Context) (logTarget, er
 // moved to a later attempt or reached a final state, or the run ended.
 func (s *Server) attemptOver(ctx context.Context, t logTarget) (bool, error) {
 	pipe := s.rdb.Pipeline()
-	node := pipe.HGet(ctx, s.keys.Nodes(t.run), t.nodeField)
+	node := pipe.HGet(ctx, t.recKey, t.recField)
 	status := pipe.HGet(ctx, s.keys.Run(t.run), statestore.FieldStatus)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return false, err

@@ -61,6 +61,7 @@ func (s *Server) viewRun(ctx context.Context, r *loadedRun, now time.Time) runVi
 	for i, n := range r.graph.Def.Nodes {
 		v.Nodes[i] = nodeView{ID: n.ID, DependsOn: append([]string{}, n.DependsOn...), nodeFields: viewNode(n.Handler, r.nodes[i], now)}
 		v.Nodes[i].WaitingReason = waitingReason(r.graph, i, r.nodes, w)
+		v.Nodes[i].Instances = countsOf(r.nodes[i])
 	}
 	return v
 }

@@ -1,11 +1,14 @@
 package apisvc
 
 import (
-	"cmp"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/redis/go-redis/v9"
 	"math"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/braidhq/braid/pkg/statestore"
@@ -17,8 +20,18 @@ type taskView struct {
 	RunID    string `json:"run_id"`
 	Node     string `json:"node"`
 	Instance int    `json:"instance"`
+	// FanOut marks a row that is one instance of a fan-out node (Instance is its index).
+	FanOut bool `json:"fan_out,omitempty"`
 	nodeFields
 	Output json.RawMessage `json:"output,omitempty"`
+	// InstancePage pages through a fan-out node's instances (GET of the node).
+	InstancePage *instancePage `json:"instance_page,omitempty"`
+}
+
+// instancePage is a page of one fan-out node's instances.
+type instancePage struct {
+	Items      []taskView `json:"items"`
+	NextCursor string     `json:"next_cursor,omitempty"`
 }
 
 // nodeFields are the node view fields a task shares (without id and edges).
@@ -35,6 +48,8 @@ type nodeFields struct {
 	Reason        string `json:"reason,omitempty"`
 	RetryAt       string `json:"retry_at,omitempty"`
 	WaitingReason string `json:"waiting_reason,omitempty"`
+	// Instances tallies a fan-out node's instances.
+	Instances *instanceCounts `json:"instances,omitempty"`
 }
 
 // taskList is a page of a run's tasks.
@@ -44,14 +59,10 @@ type taskList struct {
 	NextCursor string     `json:"next_cursor,omitempty"`
 }
 
-// instanceRef locates one node instance of a run.
-type instanceRef struct {
-	pos  int // node position in the definition
-	inst int
-}
-
-// listTasks pages through a run's node instances in definition order, with
-// outputs and worker ids.
+// listTasks pages through a run's tasks in definition order: each node,
+// followed by its instances when it is a fan-out node. The cursor is an
+// offset into that sequence, which the node records' counts describe, so a
+// page reads only the instances it shows.
 func (s *Server) listTasks(c *gin.Context) {
 	id, err := runParam(c)
 	if err != nil {
@@ -75,24 +86,63 @@ func (s *Server) listTasks(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	refs := r.instances()
 	from := 0
 	if cur != nil {
-		from = min(cur.Offset, len(refs))
+		from = cur.Offset
 	}
-	to := min(from+limit, len(refs))
 	now := time.Now()
-	out := taskList{RunID: id, Items: make([]taskView, 0, to-from)}
-	for _, ref := range refs[from:to] {
-		out.Items = append(out.Items, r.task(ref, r.waitContext(now, nil), now))
+	items, next, err := s.taskRows(ctx, r, from, limit, now)
+	if err != nil {
+		abort(c, err)
+		return
 	}
-	if to < len(refs) {
-		out.NextCursor = cursor{List: "tasks", Offset: to}.encode()
+	out := taskList{RunID: id, Items: items}
+	if next > 0 {
+		out.NextCursor = cursor{List: "tasks", Offset: next}.encode()
 	}
 	respond(c, http.StatusOK, out)
 }
 
-// getTask returns one node instance (?instance=N, default 0) with its output.
+// taskRows renders up to limit rows of r's task sequence from offset from;
+// next is the offset of the following page (0: none).
+func (s *Server) taskRows(ctx context.Context, r *loadedRun, from, limit int, now time.Time) (rows []taskView, next int, err error) {
+	rows = make([]taskView, 0, min(limit, 64))
+	w := r.waitContext(now, nil)
+	pos := 0 // offset of the current node's row
+	for i, n := range r.graph.Def.Nodes {
+		size := 1 + r.nodes[i].Count
+		if !r.nodes[i].FanOut {
+			size = 1
+		}
+		switch {
+		case len(rows) == limit:
+			return rows, pos, nil
+		case from >= pos+size:
+			pos += size
+			continue
+		}
+		if from <= pos {
+			rows = append(rows, r.task(i, w, now))
+		}
+		if first := max(from-pos-1, 0); size > 1 && len(rows) < limit {
+			take := min(size-1-first, limit-len(rows))
+			page, err := s.instanceRows(ctx, r, n.ID, first, take, now)
+			if err != nil {
+				return nil, 0, err
+			}
+			rows = append(rows, page...)
+			if len(rows) == limit && first+take < size-1 {
+				return rows, pos + 1 + first + take, nil
+			}
+		}
+		pos += size
+	}
+	return rows, 0, nil
+}
+
+// getTask returns one node with its output (for a fan-out node, the
+// assembled array, its instance counts and a page of its instances), or with
+// ?instance=N one instance of a fan-out node.
 func (s *Server) getTask(c *gin.Context) {
 	id, err := runParam(c)
 	if err != nil {
@@ -104,7 +154,7 @@ func (s *Server) getTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	inst, err := intQuery(c, "instance", 0, 0, math.MaxInt32)
+	q, err := taskQueryOf(c)
 	if err != nil {
 		abort(c, err)
 		return
@@ -121,41 +171,115 @@ func (s *Server) getTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	if _, ok := r.stored.Nodes[statestore.NodeField(node, inst)]; inst > 0 && !ok {
-		abort(c, errNotFound("node %q of run %q has no instance %d", node, id, inst))
+	now := time.Now()
+	t, err := s.taskOf(ctx, r, pos, q, now)
+	if err != nil {
+		abort(c, err)
 		return
 	}
-	now := time.Now()
-	respond(c, http.StatusOK, r.task(instanceRef{pos, inst}, r.waitContext(now, s.handlerOffers(ctx, now)), now))
+	respond(c, http.StatusOK, t)
 }
 
-// instances lists every node instance: each definition node (instance 0)
-// and every fan-out instance found in the nodes hash, in definition order.
-func (r *loadedRun) instances() []instanceRef {
-	refs := make([]instanceRef, 0, len(r.graph.Def.Nodes))
-	for i := range r.graph.Def.Nodes {
-		refs = append(refs, instanceRef{pos: i})
-	}
-	for f := range r.stored.Nodes {
-		node, inst := statestore.ParseNodeField(f)
-		if pos, ok := r.graph.Index[node]; ok && inst > 0 {
-			refs = append(refs, instanceRef{pos, inst})
+// taskQuery is getTask's query: one instance, or a page of instances.
+type taskQuery struct {
+	instance int // -1: the node itself
+	limit    int
+	from     int
+}
+
+func taskQueryOf(c *gin.Context) (taskQuery, error) {
+	q := taskQuery{instance: -1}
+	var err error
+	if _, ok := c.GetQuery("instance"); ok {
+		if q.instance, err = intQuery(c, "instance", 0, 0, math.MaxInt32); err != nil {
+			return q, err
 		}
 	}
-	slices.SortFunc(refs, func(a, b instanceRef) int { return cmp.Or(a.pos-b.pos, a.inst-b.inst) })
-	return refs
+	if q.limit, err = intQuery(c, "limit", 50, 1, 500); err != nil {
+		return q, err
+	}
+	cur, err := cursorQuery(c, "instances")
+	if cur != nil {
+		q.from = cur.Offset
+	}
+	return q, err
 }
 
-// task renders one instance with its output.
-func (r *loadedRun) task(ref instanceRef, w waitCtx, now time.Time) taskView {
-	n := r.graph.Def.Nodes[ref.pos]
-	field := statestore.NodeField(n.ID, ref.inst)
-	t := taskView{RunID: r.id, Node: n.ID, Instance: ref.inst, nodeFields: viewNode(n.Handler, r.record(field), now)}
-	if ref.inst == 0 {
-		t.WaitingReason = waitingReason(r.graph, ref.pos, r.nodes, w)
+// taskOf renders node pos (or one of its instances) for getTask.
+func (s *Server) taskOf(ctx context.Context, r *loadedRun, pos int, q taskQuery, now time.Time) (taskView, error) {
+	n, rec := r.graph.Def.Nodes[pos], r.nodes[pos]
+	switch {
+	case q.instance > 0 && !rec.FanOut || q.instance >= 0 && rec.FanOut && q.instance >= rec.Count:
+		return taskView{}, errNotFound("node %q of run %q has no instance %d", n.ID, r.id, q.instance)
+	case q.instance >= 0 && rec.FanOut:
+		rows, err := s.instanceRows(ctx, r, n.ID, q.instance, 1, now)
+		if err != nil {
+			return taskView{}, err
+		}
+		return rows[0], nil
 	}
-	if out, ok := r.stored.Outputs[field]; ok && json.Valid([]byte(out)) {
+	t := r.task(pos, r.waitContext(now, s.handlerOffers(ctx, now)), now)
+	if !rec.FanOut {
+		return t, nil
+	}
+	from := min(q.from, rec.Count)
+	take := min(q.limit, rec.Count-from)
+	rows, err := s.instanceRows(ctx, r, n.ID, from, take, now)
+	if err != nil {
+		return taskView{}, err
+	}
+	t.InstancePage = &instancePage{Items: rows}
+	if from+take < rec.Count {
+		t.InstancePage.NextCursor = cursor{List: "instances", Offset: from + take}.encode()
+	}
+	return t, nil
+}
+
+// task renders node i of r with its output.
+func (r *loadedRun) task(i int, w waitCtx, now time.Time) taskView {
+	n := r.graph.Def.Nodes[i]
+	t := taskView{RunID: r.id, Node: n.ID, nodeFields: viewNode(n.Handler, r.nodes[i], now)}
+	t.WaitingReason = waitingReason(r.graph, i, r.nodes, w)
+	t.Instances = countsOf(r.nodes[i])
+	if out, ok := r.stored.Outputs[n.ID]; ok && json.Valid([]byte(out)) {
 		t.Output = json.RawMessage(out)
 	}
 	return t
+}
+
+// instanceRows renders instances [from, from+n) of fan-out node id.
+func (s *Server) instanceRows(ctx context.Context, r *loadedRun, id string, from, n int, now time.Time) ([]taskView, error) {
+	recs, outs, err := s.keys.InstancePage(ctx, s.rdb, r.id, id, from, n)
+	if err != nil {
+		return nil, err
+	}
+	handler := r.graph.Def.Nodes[r.graph.Index[id]].Handler
+	rows := make([]taskView, len(recs))
+	for j := range recs {
+		rec := runstate.NodeRecord{State: runstate.NodePending}
+		if d, err := runstate.DecodeNodeRecord([]byte(recs[j])); err == nil && d.State != "" {
+			rec = d
+		}
+		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, nodeFields: viewNode(handler, rec, now)}
+		if outs[j] != "" && json.Valid([]byte(outs[j])) {
+			rows[j].Output = json.RawMessage(outs[j])
+		}
+	}
+	return rows, nil
+}
+
+// instanceRecord reads one fan-out instance's record (pending when it has
+// not started); 404 when the node has no such instance.
+func (s *Server) instanceRecord(ctx context.Context, r *loadedRun, node string, inst int) (runstate.NodeRecord, error) {
+	if c := r.record(node).Count; inst >= c {
+		return runstate.NodeRecord{}, errNotFound("node %q of run %q has no instance %d (it has %d)", node, r.id, inst, c)
+	}
+	raw, err := s.rdb.HGet(ctx, s.keys.Instances(r.id, node), statestore.InstanceField(inst)).Result()
+	if errors.Is(err, redis.Nil) {
+		return runstate.NodeRecord{State: runstate.NodePending}, nil
+	}
+	if err != nil {
+		return runstate.NodeRecord{}, fmt.Errorf("read instance run=%s node=%s instance=%d: %w", r.id, node, inst, err)
+	}
+	return runstate.DecodeNodeRecord([]byte(raw))
 }

@@ -22,6 +22,12 @@ type waitCtx struct {
 // or "" when it is running or finished, or the run is over.
 func waitingReason(g *dag.Graph, i int, recs []runstate.NodeRecord, w waitCtx) string {
 	rec := recs[i]
+	if reason := fanOutReason(g.Def.Nodes[i], rec); reason != "" && !w.status.Terminal() {
+		if w.paused {
+			return "run paused"
+		}
+		return reason
+	}
 	if rec.State == runstate.NodeRunning || rec.State.Terminal() || w.status.Terminal() {
 		return ""
 	}

@@ -160,7 +160,9 @@ func TestBuiltinConfigIsValidated(t *testing.T) {
 			require.Contains(t, err.Error(), tt.path)
 		})
 	}
-	_, err := dag.Parse([]byte(`{"name":"w","nodes":[{"id":"a","handler":"approval","config":{"message":3}}]}`))
+	_, err := dag.Parse([]byte(`{"name":"w","nodes":[{"id":"a","handler":"approval","parallel":3}]}`))
+	require.ErrorContains(t, err, "approval nodes cannot fan out")
+	_, err = dag.Parse([]byte(`{"name":"w","nodes":[{"id":"a","handler":"approval","config":{"message":3}}]}`))
 	require.ErrorContains(t, err, "$.nodes[0].config.message")
 	_, err = dag.Parse([]byte(`{"name":"w","nodes":[{"id":"a","handler":"wait","config":{"duration":"<< input.d >>"}}]}`))
 	require.NoError(t, err, "a templated duration is checked at run time")

@@ -18,14 +18,15 @@ func (r *Run) control(e Control, eff *Effects) {
 	case ControlApprove, ControlReject:
 		r.decideApproval(e, eff)
 	case ControlRetry:
-		r.reset(r.retryable(), "retry", e.Now, eff)
+		nodes, own := r.retryable()
+		r.reset(nodes, own, "retry", e.Now, eff)
 	case ControlRerunFrom:
 		i := r.Index(e.Node)
 		if i < 0 {
 			eff.History = append(eff.History, fmt.Sprintf("rerun from unknown node %q ignored", e.Node))
 			return
 		}
-		r.reset(r.Plan.Graph.Downstream(i), "rerun from "+e.Node, e.Now, eff)
+		r.reset(r.Plan.Graph.Downstream(i), nil, "rerun from "+e.Node, e.Now, eff)
 	}
 }
 
@@ -59,6 +60,10 @@ func (r *Run) pause(paused bool, now int64, eff *Effects) {
 		switch {
 		case n.State == runstate.NodePending:
 			work = append(work, i)
+		case n.FanOut && n.State == runstate.NodeRunning:
+			if r.resumeFan(i, now, eff) {
+				work = r.finished(i, now, eff, work)
+			}
 		case n.State == runstate.NodeRetryWait && n.RetryAt <= now:
 			if !r.queue(i, now, eff) {
 				work = r.finished(i, now, eff, work)
@@ -70,31 +75,35 @@ func (r *Run) pause(paused bool, now int64, eff *Effects) {
 }
 
 // retryable lists failed, cancelled and skipped nodes, and everything
-// downstream of them, in topological order.
-func (r *Run) retryable() []int {
+// downstream of them, in topological order. own marks the nodes retried for
+// their own failure with no retried ancestor: a fan-out node among them
+// keeps its succeeded instances.
+func (r *Run) retryable() (out []int, own map[int]bool) {
 	g := r.Plan.Graph
 	mark := make([]bool, len(r.Nodes))
-	var out []int
+	own = map[int]bool{}
 	for _, i := range g.Order {
 		s := r.Nodes[i].State
+		inherited := false
+		for _, p := range g.Parents[i] {
+			inherited = inherited || mark[p]
+		}
 		if s == runstate.NodeFailed || s == runstate.NodeCancelled || s == runstate.NodeSkipped && !r.Nodes[i].WhenSkipped {
 			mark[i] = true
+			own[i] = !inherited
 		}
-		for _, p := range g.Parents[i] {
-			if mark[p] {
-				mark[i] = true
-			}
-		}
+		mark[i] = mark[i] || inherited
 		if mark[i] {
 			out = append(out, i)
 		}
 	}
-	return out
+	return out, own
 }
 
-// reset returns the given nodes to pending (dropping their outputs), rebuilds
+// reset returns the given nodes to pending (dropping their outputs; a
+// fan-out node in keepInstances keeps its succeeded instances), rebuilds
 // the parent counters, and continues the run.
-func (r *Run) reset(nodes []int, why string, now int64, eff *Effects) {
+func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, now int64, eff *Effects) {
 	if !r.Status.Terminal() && len(nodes) > 0 {
 		eff.History = append(eff.History, why+" of an unfinished run ignored")
 		return
@@ -105,7 +114,8 @@ func (r *Run) reset(nodes []int, why string, now int64, eff *Effects) {
 	}
 	for _, i := range nodes {
 		n := &r.Nodes[i]
-		*n = runstate.NodeRecord{State: n.State, Attempt: n.Attempt}
+		fc := r.resetFan(i, keepInstances[i], now, eff)
+		*n = runstate.NodeRecord{State: n.State, Attempt: n.Attempt, FanOutCounts: fc}
 		r.transition(i, runstate.NodePending, why, now, eff)
 		if r.Outputs[i] != nil {
 			r.Outputs[i] = nil

@@ -26,6 +26,9 @@ func (r *Run) launch(i int, now int64, eff *Effects) (terminal bool) {
 		r.skipNode(i, false, "when condition is false", now, eff)
 		return true
 	}
+	if r.Plan.Graph.Def.Nodes[i].FanOut() {
+		return r.startFanOut(i, now, eff)
+	}
 	return !r.queue(i, now, eff)
 }
 
@@ -100,12 +103,16 @@ func (r *Run) scope(refs []string, decode func(json.RawMessage) any) template.Ma
 // shell node's command every substituted value is shell-quoted.
 func (r *Run) resolveConfig(i int) (json.RawMessage, error) {
 	node := r.Plan.Graph.Def.Nodes[i]
-	pn := r.Plan.nodes[i]
-	if !pn.hasTmpl {
+	if !r.Plan.nodes[i].hasTmpl {
 		return orNull(node.Config), nil
 	}
-	scope := r.scope(r.Plan.Graph.Refs[i], decodeJSON)
-	cfg, command, isShell := pn.config, "", false
+	return r.resolveIn(i, r.scope(r.Plan.Graph.Refs[i], decodeJSON))
+}
+
+// resolveIn resolves node i's config templates against scope.
+func (r *Run) resolveIn(i int, scope template.MapScope) (json.RawMessage, error) {
+	node := r.Plan.Graph.Def.Nodes[i]
+	cfg, command, isShell := r.Plan.nodes[i].config, "", false
 	if m, ok := cfg.(map[string]any); ok && node.Handler == "shell" {
 		command, isShell = m["command"].(string)
 		if isShell {

@@ -27,6 +27,8 @@ type Effects struct {
 	Changes []Change
 	// History records notable events that did not change state (late results...).
 	History []string
+	// FanOut holds what changed in fan-out nodes' per-instance storage.
+	FanOut FanOutEffects
 
 	dirty   map[int]bool
 	outSet  map[int]bool
@@ -38,7 +40,8 @@ func (e *Effects) RunStatusChanged() bool { return e.rChange }
 
 // Empty reports whether there is nothing to persist or publish.
 func (e *Effects) Empty() bool {
-	return !e.RunChanged && len(e.Nodes) == 0 && len(e.Dispatches) == 0 && len(e.History) == 0 && len(e.Timers) == 0
+	return !e.RunChanged && len(e.Nodes) == 0 && len(e.Dispatches) == 0 && len(e.History) == 0 && len(e.Timers) == 0 &&
+		e.FanOut.empty()
 }
 
 // Dispatch is one attempt to send to a worker.
@@ -67,11 +70,13 @@ type TimerArm struct {
 type Change struct {
 	Node     int
 	Instance int
-	Attempt  int
-	State    runstate.NodeState
-	Detail   string
-	Worker   string
-	At       int64
+	// FanOut marks the change of one fan-out instance (Instance is its index).
+	FanOut  bool
+	Attempt int
+	State   runstate.NodeState
+	Detail  string
+	Worker  string
+	At      int64
 }
 
 func (e *Effects) touch(i int) {

@@ -19,6 +19,7 @@ func (s *sim) step(ev Event) error {
 	for _, i := range eff.Outputs {
 		s.outputs[i] = s.r.Outputs[i]
 	}
+	s.mirrorFanOut(&eff.FanOut)
 	if !reflect.DeepEqual(s.persisted, s.r.Nodes) {
 		return fmt.Errorf("after %T: a changed node record was not listed in Effects.Nodes", ev)
 	}
@@ -30,6 +31,15 @@ func (s *sim) step(ev Event) error {
 	}
 	s.timers = append(s.timers, eff.Timers...)
 	for _, c := range eff.Changes {
+		if c.FanOut {
+			if c.State.Terminal() {
+				slot := Slot{Node: c.Node, Instance: c.Instance}
+				if s.instTerm[slot]++; s.instTerm[slot] > 1 {
+					return fmt.Errorf("node %s instance %d reached a terminal state twice", s.r.NodeID(c.Node), c.Instance)
+				}
+			}
+			continue
+		}
 		if c.State.Terminal() {
 			s.terminal[c.Node]++
 			if s.terminal[c.Node] > 1 {
@@ -48,7 +58,7 @@ func (s *sim) checkDispatch(d Dispatch) error {
 	// An attempt the orchestrator gave up on (timed out) may still be running
 	// somewhere; a new dispatch must carry a higher attempt number.
 	for _, f := range s.inflight {
-		if f.Node == d.Node && f.Attempt >= d.Attempt {
+		if f.Node == d.Node && f.Instance == d.Instance && f.Attempt >= d.Attempt {
 			return fmt.Errorf("node %s attempt %d dispatched while attempt %d is in flight", id, d.Attempt, f.Attempt)
 		}
 	}
@@ -96,12 +106,15 @@ func (s *sim) checkState() error {
 		if n.State == runstate.NodeSucceeded && s.r.Outputs[i] == nil {
 			return fmt.Errorf("node %s succeeded without output", s.r.NodeID(i))
 		}
+		if err := s.checkFan(i); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // checkFinal verifies the run ended and its status matches its nodes.
-func (s *sim) checkFinal() error {
+func (s *sim) checkFinal(stats *fanStats) error {
 	if !s.r.Status.Terminal() {
 		return fmt.Errorf("quiescent but run is %s", s.r.Status)
 	}
@@ -112,6 +125,17 @@ func (s *sim) checkFinal() error {
 		}
 		if n.State == runstate.NodeFailed {
 			failed++
+		}
+		if n.FanOut {
+			stats.instances += n.Done()
+			switch {
+			case n.State == runstate.NodeSucceeded && n.Count == 0:
+				stats.empty++
+			case n.State == runstate.NodeSucceeded:
+				stats.succeeded++
+			case n.State == runstate.NodeFailed:
+				stats.failed++
+			}
 		}
 	}
 	if (failed > 0) != (s.r.Status == runstate.RunFailed) {

@@ -36,12 +36,21 @@ func TestPropertyRandomDAGs(t *testing.T) {
 			seeds = append(seeds, i)
 		}
 	}
+	var fans fanStats
 	for _, seed := range seeds {
-		if err := runProperty(seed); err != nil {
+		if err := runProperty(seed, &fans); err != nil {
 			t.Fatalf("seed %d (replay with BRAID_PROP_SEED=%d): %v", seed, seed, err)
 		}
 	}
+	t.Logf("fan-out nodes: %+v", fans)
+	if len(seeds) > 1 && (fans.succeeded == 0 || fans.failed == 0 || fans.empty == 0 || fans.instances == 0) {
+		t.Fatalf("the random DAGs no longer exercise fan-out: %+v", fans)
+	}
 }
+
+// fanStats tallies how fan-out nodes ended, so the test notices when its
+// generator stops exercising them.
+type fanStats struct{ succeeded, failed, empty, instances int }
 
 var rules = []dag.TriggerRule{dag.TriggerAllDone, dag.TriggerOneSuccess, dag.TriggerOneFailed, dag.TriggerNoneFailed, dag.TriggerAllFailed}
 
@@ -71,9 +80,25 @@ func randomDefinition(rng *rand.Rand) *dag.Definition {
 		if rng.IntN(12) == 0 {
 			nd.When = "false"
 		}
+		if rng.IntN(5) == 0 {
+			fanOut(rng, &nd)
+		}
 		nodes[perm[rank]] = nd
 	}
 	return &dag.Definition{Name: "prop", Nodes: nodes}
+}
+
+// fanOut turns nd into a fan-out node: a parallel of 1-4 instances, or a
+// foreach over a parent's items (0-3 of them; every simulated output carries
+// some), with a small concurrency cap at random.
+func fanOut(rng *rand.Rand, nd *dag.Node) {
+	if len(nd.DependsOn) > 0 && rng.IntN(2) == 0 {
+		nd.Foreach = "<< " + nd.DependsOn[0] + ".items >>"
+	} else {
+		nd.Parallel = json.RawMessage(strconv.Itoa(1 + rng.IntN(4)))
+	}
+	nd.Concurrency = rng.IntN(3)
+	nd.Config = json.RawMessage(`{"i":"<< index >>","c":"<< count >>"}`)
 }
 
 func contains(s []string, v string) bool {
@@ -96,9 +121,14 @@ type sim struct {
 	persisted []runstate.NodeRecord
 	outputs   []json.RawMessage
 	terminal  []int // terminal transitions per node
+	// fan-out storage, as the shell would hold it in Redis
+	instances map[Slot]runstate.NodeRecord
+	instOuts  map[Slot]json.RawMessage
+	items     map[int][]json.RawMessage
+	instTerm  map[Slot]int // terminal transitions per instance
 }
 
-func runProperty(seed uint64) error {
+func runProperty(seed uint64, stats *fanStats) error {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	g, err := dag.Compile(randomDefinition(rng))
 	if err != nil {
@@ -113,21 +143,22 @@ func runProperty(seed uint64) error {
 		return err
 	}
 	n := len(g.Def.Nodes)
-	s := &sim{rng: rng, r: r, persisted: make([]runstate.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n)}
+	s := &sim{rng: rng, r: r, persisted: make([]runstate.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n),
+		instances: map[Slot]runstate.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{}}
 	if err := s.step(Start{Now: 0}); err != nil {
 		return err
 	}
 	for steps := 0; steps < 200*n+1000; steps++ {
 		if len(s.inflight) == 0 && len(s.timers) == 0 {
 			if s.r.Status.Terminal() {
-				return s.checkFinal()
+				return s.checkFinal(stats)
 			}
 			// Workers died with attempts in hand: only the reconciler can help.
 			if err := s.step(s.reconcileEvent()); err != nil {
 				return fmt.Errorf("step %d: %w", steps, err)
 			}
 			if len(s.inflight) == 0 && len(s.timers) == 0 {
-				return s.checkFinal()
+				return s.checkFinal(stats)
 			}
 			continue
 		}
@@ -160,11 +191,11 @@ func (s *sim) nextEvent() Event {
 		i := s.rng.IntN(len(s.timers))
 		tm := s.timers[i]
 		s.timers = append(s.timers[:i], s.timers[i+1:]...)
-		return Timer{Now: max(s.now, tm.At), Kind: tm.Kind, Node: tm.Node, Attempt: tm.Attempt}
+		return Timer{Now: max(s.now, tm.At), Kind: tm.Kind, Node: tm.Node, Instance: tm.Instance, Attempt: tm.Attempt}
 	}
 	i := s.rng.IntN(len(s.inflight))
 	d := s.inflight[i]
-	res := Result{Now: s.now, Node: s.r.NodeID(d.Node), Attempt: d.Attempt, Worker: "w"}
+	res := Result{Now: s.now, Node: s.r.NodeID(d.Node), Instance: d.Instance, Attempt: d.Attempt, Worker: "w"}
 	switch k := s.rng.IntN(10); {
 	case k == 0:
 		res.Status = ResultRunning
@@ -172,7 +203,7 @@ func (s *sim) nextEvent() Event {
 	case k < 3:
 		res.Status, res.Error, res.Permanent = ResultFailed, "boom", s.rng.IntN(3) == 0
 	default:
-		res.Status, res.Output = ResultSucceeded, json.RawMessage(fmt.Sprintf(`{"n":%d}`, d.Node))
+		res.Status, res.Output = ResultSucceeded, json.RawMessage(fmt.Sprintf(`{"n":%d,"i":%d,"items":[%s]}`, d.Node, d.Instance, "1,2,3"[:2*(d.Node%4)-min(d.Node%4, 1)]))
 	}
 	s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
 	s.results = append(s.results, res)
@@ -183,13 +214,21 @@ func (s *sim) nextEvent() Event {
 // current attempts a live worker still holds.
 func (s *sim) reconcileEvent() Event {
 	s.now += RedispatchAfter.Milliseconds() + 10_000
-	claimed := map[int]bool{}
+	claimed, insts := map[int]bool{}, map[Slot]bool{}
+	current := map[Slot]int{}
+	for _, a := range s.r.InFlightInstances() {
+		current[a.Slot] = a.Attempt
+	}
 	for _, d := range s.inflight {
-		if d.Attempt == s.r.Nodes[d.Node].Attempt {
+		slot := Slot{Node: d.Node, Instance: d.Instance}
+		switch {
+		case s.r.Nodes[d.Node].FanOut && current[slot] == d.Attempt:
+			insts[slot] = true
+		case !s.r.Nodes[d.Node].FanOut && d.Attempt == s.r.Nodes[d.Node].Attempt:
 			claimed[d.Node] = true
 		}
 	}
-	return Reconcile{Now: s.now, Claimed: claimed}
+	return Reconcile{Now: s.now, Claimed: claimed, Instances: insts}
 }
 
 // crash reloads the run from what was persisted, as a new owner would.
@@ -200,5 +239,19 @@ func (s *sim) crash() {
 	r := Restore(old.ID, old.Version, old.Plan, nodes, outs)
 	r.Status, r.Input, r.CreatedAt, r.StartedAt, r.Seq = old.Status, old.Input, old.CreatedAt, old.StartedAt, old.Seq
 	r.FinishedAt, r.Error, r.Paused = old.FinishedAt, old.Error, old.Paused
+	for _, i := range r.FanOutsToLoad() {
+		st := FanOutState{Items: s.items[i], Instances: map[int]runstate.NodeRecord{}, Outputs: map[int]json.RawMessage{}}
+		for slot, rec := range s.instances {
+			if slot.Node == i {
+				st.Instances[slot.Instance] = rec
+			}
+		}
+		for slot, out := range s.instOuts {
+			if slot.Node == i {
+				st.Outputs[slot.Instance] = out
+			}
+		}
+		r.RestoreFanOut(i, st)
+	}
 	s.r = r
 }

@@ -22,6 +22,8 @@ type Reconcile struct {
 	// Claimed[i] reports whether node i's current attempt has a live claim.
 	// Only in-flight nodes are consulted.
 	Claimed map[int]bool
+	// Instances reports the same for fan-out instances (see InFlightInstances).
+	Instances map[Slot]bool
 }
 
 func (e Reconcile) at() int64 { return e.Now }
@@ -48,6 +50,12 @@ func (r *Run) reconcile(e Reconcile, eff *Effects) {
 func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
 	n := &r.Nodes[i]
 	id := r.NodeID(i)
+	if n.FanOut {
+		if n.State == runstate.NodeRunning && r.repairFan(i, e, eff) {
+			work = r.finished(i, e.Now, eff, work)
+		}
+		return work
+	}
 	switch {
 	case n.State.InFlight() && n.Deadline > 0 && e.Now >= n.Deadline:
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d passed its deadline", id, n.Attempt))
@@ -90,7 +98,7 @@ func (r *Run) redispatch(i int, now int64, eff *Effects) {
 func (r *Run) InFlight() []int {
 	var out []int
 	for i, n := range r.Nodes {
-		if n.State.InFlight() && r.builtin(i) == "" {
+		if n.State.InFlight() && !n.FanOut && r.builtin(i) == "" {
 			out = append(out, i)
 		}
 	}

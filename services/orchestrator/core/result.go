@@ -10,6 +10,10 @@ import (
 // result applies a worker's report about one attempt.
 func (r *Run) result(e Result, eff *Effects) {
 	i := r.Index(e.Node)
+	if i >= 0 && r.Nodes[i].FanOut {
+		r.instanceResult(i, e, eff)
+		return
+	}
 	if i < 0 || e.Instance != 0 {
 		eff.History = append(eff.History, fmt.Sprintf("result for unknown node %s#%d ignored", e.Node, e.Instance))
 		return

@@ -32,8 +32,9 @@ type Run struct {
 	Outputs []json.RawMessage
 
 	counts     []parentCounts
-	unfinished int // nodes not in a terminal state
-	failed     int // nodes in state failed
+	fans       map[int]*fan // launched fan-out nodes that have not succeeded
+	unfinished int          // nodes not in a terminal state
+	failed     int          // nodes in state failed
 }
 
 // NewRun builds the initial state of a run: every node pending with its

@@ -17,6 +17,10 @@ func (r *Run) timer(e Timer, eff *Effects) {
 	if i < 0 {
 		return
 	}
+	if r.Nodes[i].FanOut {
+		r.instanceTimer(i, e, eff)
+		return
+	}
 	n := &r.Nodes[i]
 	if n.Attempt != e.Attempt {
 		return
@@ -54,6 +58,9 @@ func (r *Run) stopAll(s runstate.NodeState, reason string, now int64, eff *Effec
 		n := &r.Nodes[i]
 		if n.State.Terminal() {
 			continue
+		}
+		if n.FanOut {
+			r.stopFan(i, s, reason, now, eff)
 		}
 		n.Reason, n.FinishedAt, n.Deadline, n.RetryAt = reason, now, 0, 0
 		r.transition(i, s, reason, now, eff)

@@ -180,7 +180,7 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 			g.o.run.Apply(core.Admit{Now: now}, g.eff)
 			g.admitted = true
 		}
-		in.ev = core.Reconcile{Now: now, Claimed: s.claims(ctx, g.o.run)}
+		in.ev = core.Reconcile{Now: now, Claimed: s.claims(ctx, g.o.run), Instances: s.instanceClaims(ctx, g.o.run)}
 	}
 	g.o.run.Apply(in.ev, g.eff)
 }

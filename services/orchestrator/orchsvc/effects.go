@@ -49,6 +49,7 @@ func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
 	for _, i := range eff.ClearedOutputs {
 		w.ClearOutputs = append(w.ClearOutputs, r.NodeID(i))
 	}
+	w.FanOuts = fanOutWrites(r, &eff.FanOut)
 	ts := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, h := range eff.History {
 		w.History = append(w.History, ts+" "+h)
@@ -124,7 +125,7 @@ func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
 	r, eff := g.o.run, g.eff
 	out := make([]eventbus.Message, 0, len(eff.Dispatches)+1)
 	for _, d := range eff.Dispatches {
-		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, g.run, &eventsv1.TaskDispatch{
+		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, dispatchKey(r, d), &eventsv1.TaskDispatch{
 			RunId: g.run, Workflow: r.Workflow, Version: int32(r.Version), NodeId: r.NodeID(d.Node),
 			Instance: int32(d.Instance), Count: int32(d.Count), Attempt: int32(d.Attempt), Handler: d.Handler,
 			Config: d.Config, IdempotencyKey: d.IdempotencyKey, TimeoutMs: d.TimeoutMs,
@@ -152,7 +153,7 @@ func runEvent(r *core.Run, eff *core.Effects) *eventsv1.RunEvent {
 	}
 	for _, c := range eff.Changes {
 		ev.Nodes = append(ev.Nodes, &eventsv1.NodeChange{NodeId: r.NodeID(c.Node), Instance: int32(c.Instance),
-			Attempt: int32(c.Attempt), State: c.State.Proto(), Detail: c.Detail, WorkerId: c.Worker, AtMs: c.At})
+			Attempt: int32(c.Attempt), State: c.State.Proto(), Detail: c.Detail, WorkerId: c.Worker, AtMs: c.At, FanOut: c.FanOut})
 	}
 	return ev
 }

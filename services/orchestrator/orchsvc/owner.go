@@ -94,6 +94,9 @@ func (s *Service) restore(ctx context.Context, id string, st statestore.StoredRu
 		}
 	}
 	r := core.Restore(id, ver, plan, nodes, outputs)
+	if err := s.restoreFanOuts(ctx, r); err != nil {
+		return nil, err
+	}
 	r.Status = runstate.RunStatus(f[statestore.FieldStatus])
 	r.Input = json.RawMessage(f[statestore.FieldInput])
 	r.CreatedAt = atoi64(f[statestore.FieldCreated])

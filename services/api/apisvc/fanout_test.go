@@ -1,0 +1,98 @@
+package apisvc_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type fanTask struct {
+	Node      string          `json:"node"`
+	Instance  int             `json:"instance"`
+	FanOut    bool            `json:"fan_out"`
+	State     string          `json:"state"`
+	Output    json.RawMessage `json:"output"`
+	Instances *struct {
+		Total, Pending, Running, Succeeded, Failed, Cancelled int
+	} `json:"instances"`
+	InstancePage *struct {
+		Items      []fanTask `json:"items"`
+		NextCursor string    `json:"next_cursor"`
+	} `json:"instance_page"`
+}
+
+// TestFanOutViews runs a foreach of 5 instances under concurrency 2 and
+// reads it through the API: the waiting reason while the cap is full, the
+// instance counts, and pages of instances in /tasks and /tasks/{node}.
+func TestFanOutViews(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	name, _ := e.register(`{"name":"fan-view","nodes":[
+	  {"id":"gen","handler":"noop","config":{"xs":["a","b","c","d","e"]}},
+	  {"id":"each","handler":"simulate","depends_on":["gen"],"foreach":"<< gen.xs >>","concurrency":2,
+	   "config":{"duration":"250ms","output":{"x":"<< item >>"}}}]}`)
+	id := e.startRun(name, nil, nil)
+	require.Eventually(t, func() bool {
+		var v runView
+		e.client.quiet(t, req{method: "GET", path: "/runs/" + id}).json(t, &v)
+		return len(v.Nodes) == 2 && v.Nodes[1].WaitingReason == "node concurrency 2/2"
+	}, 30*time.Second, 20*time.Millisecond, "the fan-out node never reported its full concurrency")
+	e.waitStatus(id, "succeeded", 60*time.Second)
+
+	var run struct {
+		Nodes []fanTask `json:"nodes"`
+	}
+	e.must(req{method: "GET", path: "/runs/" + id}, http.StatusOK).json(t, &run)
+	require.Nil(t, run.Nodes[0].Instances)
+	require.NotNil(t, run.Nodes[1].Instances)
+	require.Equal(t, 5, run.Nodes[1].Instances.Total)
+	require.Equal(t, 5, run.Nodes[1].Instances.Succeeded)
+
+	// /tasks: gen, each, each[0..4], three rows a page.
+	var rows []fanTask
+	path := "/runs/" + id + "/tasks?limit=3"
+	for pages := 0; path != ""; pages++ {
+		require.Less(t, pages, 5)
+		var page struct {
+			Items      []fanTask `json:"items"`
+			NextCursor string    `json:"next_cursor"`
+		}
+		e.must(req{method: "GET", path: path}, http.StatusOK).json(t, &page)
+		rows = append(rows, page.Items...)
+		path = ""
+		if page.NextCursor != "" {
+			path = "/runs/" + id + "/tasks?limit=3&cursor=" + page.NextCursor
+		}
+	}
+	require.Len(t, rows, 7)
+	require.Equal(t, "gen", rows[0].Node)
+	require.False(t, rows[1].FanOut)
+	require.JSONEq(t, `[{"x":"a"},{"x":"b"},{"x":"c"},{"x":"d"},{"x":"e"}]`, string(rows[1].Output))
+	for k, r := range rows[2:] {
+		require.True(t, r.FanOut)
+		require.Equal(t, k, r.Instance)
+		require.Equal(t, "succeeded", r.State)
+		require.JSONEq(t, `{"x":"`+string(rune('a'+k))+`"}`, string(r.Output))
+	}
+
+	var node fanTask
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?limit=2"}, http.StatusOK).json(t, &node)
+	require.Len(t, node.InstancePage.Items, 2)
+	require.NotEmpty(t, node.InstancePage.NextCursor)
+	var next fanTask
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?limit=4&cursor=" + node.InstancePage.NextCursor}, http.StatusOK).json(t, &next)
+	require.Len(t, next.InstancePage.Items, 3)
+	require.Equal(t, 2, next.InstancePage.Items[0].Instance)
+	require.Empty(t, next.InstancePage.NextCursor)
+
+	var one fanTask
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?instance=4"}, http.StatusOK).json(t, &one)
+	require.JSONEq(t, `{"x":"e"}`, string(one.Output))
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?instance=5"}, http.StatusNotFound).problem(t)
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/gen?instance=1"}, http.StatusNotFound).problem(t)
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each/logs?instance=3"}, http.StatusOK)
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each/logs?instance=9"}, http.StatusNotFound).problem(t)
+}

@@ -1,0 +1,138 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// unfinishedInstances lists, sorted, the started instances of node i that
+// are not terminal (active, or pending after a retry).
+func (r *Run) unfinishedInstances(i int) []int {
+	f := r.fans[i]
+	if f == nil {
+		return nil
+	}
+	var out []int
+	for _, idx := range slices.Sorted(maps.Keys(f.insts)) {
+		if !f.insts[idx].State.Terminal() {
+			out = append(out, idx)
+		}
+	}
+	return out
+}
+
+// stopFan moves every unfinished instance of node i to state s (cancelled):
+// workers holding them see it in their next heartbeat and stop.
+func (r *Run) stopFan(i int, s runstate.NodeState, reason string, now int64, eff *Effects) {
+	for _, idx := range r.unfinishedInstances(i) {
+		rec := r.fans[i].insts[idx]
+		rec.Reason, rec.FinishedAt, rec.Deadline, rec.RetryAt = reason, now, 0, 0
+		r.instTransition(i, idx, s, reason, now, eff)
+	}
+	if f := r.fans[i]; f != nil {
+		f.retry = nil
+	}
+}
+
+// resetFan prepares fan-out node i for a retry or a rerun. keep (a retry of
+// the node's own failure) keeps succeeded instances and their outputs and
+// returns failed and cancelled ones to pending; otherwise every instance and
+// the stored items go. It returns the tallies the node record keeps.
+func (r *Run) resetFan(i int, keep bool, now int64, eff *Effects) runstate.FanOutCounts {
+	f := r.fans[i]
+	if !keep || f == nil || !r.Nodes[i].FanOut {
+		delete(r.fans, i)
+		if r.Nodes[i].FanOut {
+			eff.FanOut.reset(i)
+		}
+		return runstate.FanOutCounts{}
+	}
+	for _, idx := range slices.Sorted(maps.Keys(f.insts)) {
+		rec := f.insts[idx]
+		if rec.State == runstate.NodeFailed || rec.State == runstate.NodeCancelled {
+			rec.Error, rec.Reason, rec.FinishedAt = "", "", 0
+			r.instTransition(i, idx, runstate.NodePending, "retry", now, eff)
+			f.retry = append(f.retry, idx)
+		}
+	}
+	c := r.Nodes[i].FanOutCounts
+	c.Active, c.Failed, c.Cancelled = 0, 0, 0
+	return c
+}
+
+// resumeFan re-queues node i's instances whose retry came due while the run
+// was paused and starts more; it reports whether the node finished.
+func (r *Run) resumeFan(i int, now int64, eff *Effects) bool {
+	for _, idx := range r.unfinishedInstances(i) {
+		rec := r.fans[i].insts[idx]
+		if rec.State == runstate.NodeRetryWait && rec.RetryAt <= now {
+			r.startInstance(i, idx, now, eff)
+		}
+	}
+	return r.fanAdvance(i, now, eff)
+}
+
+// repairFan is the reconciler's pass over fan-out node i's instances: missed
+// deadlines, lost workers, lost dispatches and overdue retries. It reports
+// whether the node finished.
+func (r *Run) repairFan(i int, e Reconcile, eff *Effects) bool {
+	if r.fans[i] == nil {
+		return false
+	}
+	id := r.NodeID(i)
+	for _, idx := range r.unfinishedInstances(i) {
+		rec := r.fans[i].insts[idx]
+		slot := Slot{Node: i, Instance: idx}
+		switch {
+		case rec.State.InFlight() && rec.Deadline > 0 && e.Now >= rec.Deadline:
+			eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s instance %d attempt %d passed its deadline", id, idx, rec.Attempt))
+			r.instanceAttemptFailed(i, idx, fmt.Sprintf("timed out after %s (no result from the worker)", r.Plan.Graph.Def.Nodes[i].Timeout), false, e.Now, eff)
+		case rec.State == runstate.NodeRunning && !e.Instances[slot]:
+			eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s instance %d attempt %d lost its worker %s", id, idx, rec.Attempt, rec.Worker))
+			r.instanceAttemptFailed(i, idx, fmt.Sprintf("heartbeat timeout: worker %s stopped responding", rec.Worker), false, e.Now, eff)
+		case rec.State == runstate.NodeQueued && !e.Instances[slot] && e.Now-rec.QueuedAt >= RedispatchAfter.Milliseconds() && r.dispatching():
+			eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s instance %d attempt %d", id, idx, rec.Attempt))
+			r.redispatchInstance(i, idx, e.Now, eff)
+		case rec.State == runstate.NodeRetryWait && e.Now >= rec.RetryAt && r.dispatching():
+			eff.History = append(eff.History, fmt.Sprintf("reconciler: overdue retry of node %s instance %d", id, idx))
+			r.startInstance(i, idx, e.Now, eff)
+		}
+	}
+	return r.fanAdvance(i, e.Now, eff)
+}
+
+// redispatchInstance sends instance idx's current attempt again, unchanged.
+func (r *Run) redispatchInstance(i, idx int, now int64, eff *Effects) {
+	cfg, err := r.instanceConfig(i, idx)
+	if err != nil {
+		r.instanceFailed(i, idx, err.Error(), now, eff)
+		return
+	}
+	rec := r.fans[i].insts[idx]
+	rec.QueuedAt = now
+	eff.FanOut.setInstance(Slot{Node: i, Instance: idx}, *rec)
+	eff.Dispatches = append(eff.Dispatches, r.instanceDispatch(i, idx, cfg))
+}
+
+// InstanceAttempt names the current attempt of one fan-out instance.
+type InstanceAttempt struct {
+	Slot
+	Attempt int
+}
+
+// InFlightInstances lists the fan-out instance attempts a worker may hold,
+// so the shell can look up their claims before a Reconcile.
+func (r *Run) InFlightInstances() []InstanceAttempt {
+	var out []InstanceAttempt
+	for _, i := range slices.Sorted(maps.Keys(r.fans)) {
+		for _, idx := range r.unfinishedInstances(i) {
+			if rec := r.fans[i].insts[idx]; rec.State.InFlight() {
+				out = append(out, InstanceAttempt{Slot: Slot{Node: i, Instance: idx}, Attempt: rec.Attempt})
+			}
+		}
+	}
+	return out
+}
