@@ -94,12 +94,10 @@ func (s *Service) instanceClaims(ctx context.Context, r *core.Run) map[core.Slot
 	return out
 }
 
-// dispatchKey is the record key of a dispatch: the run id, plus node and
-// instance for fan-out instances, so that one run's instances spread over
-// every partition (and so every worker) instead of queueing on one.
+// dispatchKey is the record key of a dispatch (SPEC §2: run id + node
+// instance), so that one run's ready nodes and fan-out instances spread over
+// every partition, and so every worker, instead of queueing on one. Workers
+// need no order between dispatches; results return keyed by run id.
 func dispatchKey(r *core.Run, d core.Dispatch) string {
-	if !r.Nodes[d.Node].FanOut {
-		return r.ID
-	}
 	return r.ID + "/" + r.NodeID(d.Node) + "#" + strconv.Itoa(d.Instance)
 }
