@@ -92,6 +92,19 @@ func (k Keys) WorkflowMeta(name string) string { return k.base() + "wf:{" + name
 // Leader is the lease key of a cluster-wide duty ("maintenance", "scheduler").
 func (k Keys) Leader(duty string) string { return k.base() + "leader:" + duty }
 
+// scheduleKey is braid:{schedules}:<suffix>: every schedule key shares one
+// Cluster slot, so a schedule and the indexes it is in change in one script.
+func (k Keys) scheduleKey(suffix string) string { return k.base() + "{schedules}:" + suffix }
+
+// Schedule is one schedule's hash: its definition (JSON) and firing state.
+func (k Keys) Schedule(id string) string { return k.scheduleKey("s:" + id) }
+
+// Schedules is the sorted set of schedule ids scored by creation time (ms).
+func (k Keys) Schedules() string { return k.scheduleKey("index") }
+
+// ScheduleDue is the sorted set of enabled schedule ids scored by their next fire time (ms).
+func (k Keys) ScheduleDue() string { return k.scheduleKey("due") }
+
 // Workers is the hash of live workers (field worker id → JSON status).
 func (k Keys) Workers() string { return k.base() + "workers" }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,17 +25,36 @@ type PendingRun struct {
 	Capped bool
 }
 
+// createPendingScript writes a pending run hash unless the run exists.
+//
+//	KEYS[1] run hash  ARGV field, value pairs
+//	returns 1 written, 0 the run already exists (pending or started)
+var createPendingScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+`)
+
 // CreatePendingRun writes p's run hash with status "pending" and adds it to
-// the AllRuns, WorkflowRuns and ActiveRuns indexes (score: Created in ms).
-// The orchestrator's first write of the run (RunWrite.Create) accepts such a
+// the AllRuns, WorkflowRuns and ActiveRuns indexes (score: Created in ms),
+// unless a run with p's id already exists: then it writes nothing and
+// reports created false, so requesting a run under a derived id (a
+// schedule's fire) twice never resets a run that has started. The
+// orchestrator's first write of the run (RunWrite.Create) accepts such a
 // record and overwrites its fields.
-func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p PendingRun) error {
+func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p PendingRun) (created bool, err error) {
 	ms := p.Created.UnixMilli()
+	n, err := createPendingScript.Run(ctx, rdb, []string{k.Run(p.ID)},
+		FieldWorkflow, p.Workflow, FieldVersion, strconv.Itoa(p.Version), FieldStatus, "pending",
+		FieldInput, string(p.Input), FieldCreated, strconv.FormatInt(ms, 10), FieldRequestedBy, p.RequestedBy).Int()
+	if err != nil {
+		return false, fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
 	z := redis.Z{Score: float64(ms), Member: p.ID}
 	pipe := rdb.Pipeline()
-	pipe.HSet(ctx, k.Run(p.ID),
-		FieldWorkflow, p.Workflow, FieldVersion, strconv.Itoa(p.Version), FieldStatus, "pending",
-		FieldInput, string(p.Input), FieldCreated, strconv.FormatInt(ms, 10), FieldRequestedBy, p.RequestedBy)
 	pipe.ZAdd(ctx, k.AllRuns(), z)
 	pipe.ZAdd(ctx, k.WorkflowRuns(p.Workflow), z)
 	pipe.ZAdd(ctx, k.ActiveRuns(), z)
@@ -42,9 +62,18 @@ func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p Pending
 		pipe.ZAddNX(ctx, k.AdmitQueue(p.Workflow), z)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
+		return true, fmt.Errorf("index pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
 	}
-	return nil
+	return true, nil
+}
+
+// StartRequest is the workflow.start message that asks the orchestrator to
+// start p (the api and the scheduler both send it after CreatePendingRun).
+func (p PendingRun) StartRequest() *eventsv1.RunStartRequested {
+	return &eventsv1.RunStartRequested{
+		RunId: p.ID, Workflow: p.Workflow, Version: int32(p.Version), Input: p.Input,
+		RequestedAtMs: p.Created.UnixMilli(), RequestedBy: p.RequestedBy,
+	}
 }
 
 // deletePendingScript deletes a run hash unless the orchestrator started the run.

@@ -121,7 +121,9 @@ func TestPendingRunLifecycle(t *testing.T) {
 	t.Parallel()
 	e := newQueryEnv(t)
 	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 3, Input: []byte(`{}`), Created: time.UnixMilli(42), RequestedBy: "ci"}
-	require.NoError(t, e.keys.CreatePendingRun(e.ctx, e.rdb, p))
+	created, err := e.keys.CreatePendingRun(e.ctx, e.rdb, p)
+	require.NoError(t, err)
+	require.True(t, created)
 	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, "r1", "missing")
 	require.NoError(t, err)
 	require.Equal(t, "pending", sums[0][statestore.FieldStatus])
@@ -139,11 +141,38 @@ func TestPendingRunLifecycle(t *testing.T) {
 	require.Zero(t, n)
 	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.AllRuns()).Val())
 
-	require.NoError(t, e.keys.CreatePendingRun(e.ctx, e.rdb, p))
+	created, err = e.keys.CreatePendingRun(e.ctx, e.rdb, p)
+	require.NoError(t, err)
+	require.True(t, created)
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Nodes("r1"), "A", `{"s":"queued"}`).Err())
 	err = e.keys.DeletePendingRun(e.ctx, e.rdb, "r1", "wf")
 	require.True(t, errors.Is(err, statestore.ErrRunStarted), "%v", err)
 	require.Equal(t, int64(1), e.rdb.Exists(e.ctx, e.keys.Run("r1")).Val())
+}
+
+// TestPendingRunNeverResetsAStartedRun requests the same run id again (a
+// schedule's fire retried) after the orchestrator moved the run on.
+func TestPendingRunNeverResetsAStartedRun(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	p := statestore.PendingRun{ID: "s1.20260101T000000Z", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.UnixMilli(42)}
+	created, err := e.keys.CreatePendingRun(e.ctx, e.rdb, p)
+	require.NoError(t, err)
+	require.True(t, created)
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run(p.ID), statestore.FieldStatus, "succeeded").Err())
+	require.NoError(t, e.rdb.ZRem(e.ctx, e.keys.ActiveRuns(), p.ID).Err())
+	p.Created = time.UnixMilli(99)
+	created, err = e.keys.CreatePendingRun(e.ctx, e.rdb, p)
+	require.NoError(t, err)
+	require.False(t, created)
+	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", sums[0][statestore.FieldStatus])
+	require.Equal(t, "42", sums[0][statestore.FieldCreated])
+	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.ActiveRuns()).Val())
+	req := p.StartRequest()
+	require.Equal(t, p.ID, req.RunId)
+	require.Equal(t, int64(99), req.RequestedAtMs)
 }
 
 func TestReserveIdempotency(t *testing.T) {

@@ -47,6 +47,12 @@ func (s *Server) routes() *gin.Engine {
 	a.POST("/runs/:id/tasks/:node/approve", s.approval(true))
 	a.POST("/runs/:id/tasks/:node/reject", s.approval(false))
 
+	a.POST("/schedules", s.createSchedule)
+	a.GET("/schedules", s.listSchedules)
+	a.GET("/schedules/:id", s.getSchedule)
+	a.PATCH("/schedules/:id", s.updateSchedule)
+	a.DELETE("/schedules/:id", s.deleteSchedule)
+
 	a.GET("/workers", s.listWorkers)
 	return r
 }

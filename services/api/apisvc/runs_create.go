@@ -113,13 +113,14 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 // publishStart writes p's pending record and publishes its start request;
 // if publishing fails it deletes the record again and returns a 503.
 func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun) error {
-	if err := s.keys.CreatePendingRun(ctx, s.rdb, p); err != nil {
+	created, err := s.keys.CreatePendingRun(ctx, s.rdb, p)
+	if err != nil {
 		return err
 	}
-	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, p.ID, &eventsv1.RunStartRequested{
-		RunId: p.ID, Workflow: p.Workflow, Version: int32(p.Version), Input: p.Input,
-		RequestedAtMs: p.Created.UnixMilli(), RequestedBy: p.RequestedBy,
-	})
+	if !created {
+		return fmt.Errorf("request run %s: a run with this id already exists", p.ID) // a UUIDv7 collision
+	}
+	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, p.ID, p.StartRequest())
 	if err == nil {
 		err = s.prod.Publish(ctx, msg)
 	}

@@ -88,15 +88,23 @@ func (s *Server) listWorkflows(c *gin.Context) {
 	respond(c, http.StatusOK, out)
 }
 
-// getWorkflow returns the latest version of a workflow.
+// getWorkflow returns the latest version of a workflow, or ?version=N.
 func (s *Server) getWorkflow(c *gin.Context) {
 	name, err := nameParam(c)
 	if err != nil {
 		abort(c, err)
 		return
 	}
-	s.showVersion(c, name, 0)
+	v, err := versionQuery(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	s.showVersion(c, name, v)
 }
+
+// versionQuery parses ?version= (0 when absent: the latest).
+func versionQuery(c *gin.Context) (int, error) { return intQuery(c, "version", 0, 1, math.MaxInt32) }
 
 // workflowVersions lists a workflow's versions, or shows ?version=N.
 func (s *Server) workflowVersions(c *gin.Context) {
@@ -105,7 +113,7 @@ func (s *Server) workflowVersions(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	v, err := intQuery(c, "version", 0, 1, math.MaxInt32)
+	v, err := versionQuery(c)
 	if err != nil {
 		abort(c, err)
 		return

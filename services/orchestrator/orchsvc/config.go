@@ -48,6 +48,15 @@ type Config struct {
 	// ReconcileEvery is how often every active run is re-examined (and once
 	// at start-up); default 5s.
 	ReconcileEvery time.Duration
+	// LeaderTTL is the time to live of the leases of the cluster-wide duties
+	// (maintenance, the scheduler); their holders renew them every poll, so a
+	// dead holder is replaced within LeaderTTL. Default 3s.
+	LeaderTTL time.Duration
+	// SchedulePoll is how often the scheduler looks for due schedules;
+	// default 200ms.
+	SchedulePoll time.Duration
+	// Clock tells the scheduler the time; default time.Now.
+	Clock func() time.Time
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 }
@@ -62,6 +71,11 @@ func (c Config) withDefaults() Config {
 	c.LockWait = cmp.Or(c.LockWait, 20*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)
+	c.LeaderTTL = cmp.Or(c.LeaderTTL, 3*time.Second)
+	c.SchedulePoll = cmp.Or(c.SchedulePoll, 200*time.Millisecond)
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -78,6 +92,9 @@ func (c Config) validate() error {
 	}
 	if c.LockTTL < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("LockTTL %s is below 100ms", c.LockTTL))
+	}
+	if c.LeaderTTL < 3*max(c.TimerPoll, c.SchedulePoll) {
+		errs = append(errs, fmt.Errorf("LeaderTTL %s must be at least three polls (TimerPoll %s, SchedulePoll %s)", c.LeaderTTL, c.TimerPoll, c.SchedulePoll))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("orchestrator config: %w", err)

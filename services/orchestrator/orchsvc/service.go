@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,9 @@ type Service struct {
 	plans  *planCache
 	owned  map[string]*owned
 	leases *leases
+	// maintLease and sched are the cluster-wide duties (leader.go).
+	maintLease *leaderLease
+	sched      *scheduler
 	// stopping closes when Run's context ends (ends publish retries).
 	stopping <-chan struct{}
 
@@ -58,13 +62,17 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		_ = prod.Close()
 		return nil, fmt.Errorf("orchestrator consumer: %w", err)
 	}
-	return &Service{
-		cfg: cfg, log: cfg.Logger.With("component", "orchestrator", "orchestrator_id", cfg.ID),
-		rdb: cfg.Redis, keys: cfg.Keys, locker: redislock.New(cfg.Redis),
+	log := cfg.Logger.With("component", "orchestrator", "orchestrator_id", cfg.ID)
+	locker := redislock.New(cfg.Redis)
+	s := &Service{
+		cfg: cfg, log: log, rdb: cfg.Redis, keys: cfg.Keys, locker: locker,
 		cons: cons, prod: prod, owned: map[string]*owned{},
-		leases: newLeases(cfg.Redis, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
-		plans:  &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
-	}, nil
+		leases:     newLeases(cfg.Redis, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
+		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
+		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg.ID, cfg.LeaderTTL, log),
+	}
+	s.sched = newScheduler(cfg, prod, locker)
+	return s, nil
 }
 
 // Run handles events until ctx is done, then stops consuming, finishes the
@@ -74,9 +82,15 @@ func (s *Service) Run(ctx context.Context) error {
 	s.stopping = ctx.Done()
 	batches := make(chan []eventbus.Message)
 	pumpCtx, stopPump := context.WithCancel(ctx)
-	defer stopPump()
+	var duties sync.WaitGroup
+	defer func() {
+		stopPump()
+		duties.Wait()
+		s.releaseDuties()
+	}()
 	go s.pump(pumpCtx, batches)
-	go s.maintain(pumpCtx)
+	duties.Go(func() { s.maintain(pumpCtx) })
+	duties.Go(func() { s.sched.run(pumpCtx) })
 	go s.leases.keepAlive(pumpCtx, min(s.cfg.LockTTL/3, s.cfg.IdleRelease/2))
 	s.log.Info("orchestrator started", "group", s.cfg.Group)
 	for {
@@ -87,6 +101,15 @@ func (s *Service) Run(ctx context.Context) error {
 			s.handleBatch(ctx, msgs)
 		}
 	}
+}
+
+// releaseDuties gives up the leader leases once their loops have stopped,
+// so another orchestrator takes over at once rather than after LeaderTTL.
+func (s *Service) releaseDuties() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.maintLease.release(ctx)
+	s.sched.lease.release(ctx)
 }
 
 // pump fetches batches; the unbuffered channel keeps at most one batch

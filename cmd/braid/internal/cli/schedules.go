@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"github.com/braidhq/braid/cmd/braid/internal/client"
+	"github.com/spf13/cobra"
+)
+
+// newSchedulesCmd builds braid schedules: list schedules.
+func newSchedulesCmd(a *app) *cobra.Command {
+	var limit int
+	var cursor string
+	cmd := &cobra.Command{
+		Use:   "schedules [--limit N] [--cursor C]",
+		Short: "List schedules, newest first",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			page, raw, err := c.ListSchedules(cmd.Context(), limit, cursor)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeRaw(raw)
+			}
+			return a.printSchedules(page)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 50, "most schedules to list")
+	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after the previous page (printed at its end)")
+	return cmd
+}
+
+// printSchedules prints a page of schedules as a table.
+func (a *app) printSchedules(page client.SchedulePage) error {
+	t := newTable(a.out, "SCHEDULE", "WORKFLOW", "CRON", "TIMEZONE", "ENABLED", "OVERLAP", "NEXT", "LAST RUN")
+	for _, s := range page.Schedules {
+		t.row(s.ID, s.Workflow, s.Cron, s.Timezone, s.Enabled, s.Overlap, stamp(s.NextFireAt.Time), s.LastRunID)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(page.Schedules) == 0 {
+		a.printf("no schedules\n")
+	}
+	if page.NextCursor != "" {
+		a.printf("more: --cursor %s\n", page.NextCursor)
+	}
+	return nil
+}
+
+// newScheduleCmd builds braid schedule create|delete.
+func newScheduleCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "schedule",
+		Short: "Create or delete a schedule",
+		Args:  noArgs,
+	}
+	cmd.AddCommand(newScheduleCreateCmd(a), newScheduleDeleteCmd(a))
+	return cmd
+}
+
+func newScheduleCreateCmd(a *app) *cobra.Command {
+	var s client.NewSchedule
+	var inputs []string
+	var inputJSON string
+	var disabled bool
+	cmd := &cobra.Command{
+		Use:   "create WORKFLOW --cron EXPR [--timezone TZ] [--input k=v ...] [--overlap skip|allow] [--disabled]",
+		Short: "Create a schedule that starts runs of WORKFLOW",
+		Long: `Create a schedule. --cron takes five fields (minute hour day-of-month month
+day-of-week), a descriptor such as @daily, or @every <duration>; --timezone an
+IANA zone (default UTC). --input and --input-json work as for braid run.`,
+		Args: exactArgs(1, "WORKFLOW"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if s.Cron == "" {
+				return usageErrorf("--cron is required, e.g. --cron '@every 1h' or --cron '0 9 * * 1-5'")
+			}
+			input, err := buildInput(inputJSON, inputs)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			s.Workflow, s.Input, s.Enabled = args[0], input, !disabled
+			out, raw, err := c.CreateSchedule(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeRaw(raw)
+			}
+			a.printf("schedule %s created; next fire %s\n", out.ID, stamp(out.NextFireAt.Time))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&s.Cron, "cron", "", "cron expression, e.g. '0 9 * * 1-5', @daily or '@every 30s' (required)")
+	fl.StringVar(&s.Timezone, "timezone", "", "IANA time zone of the cron fields (default UTC)")
+	fl.StringVar(&s.Overlap, "overlap", "", "skip (default) or allow a run while the previous one is active")
+	fl.StringArrayVarP(&inputs, "input", "i", nil, "input key=value; repeatable")
+	fl.StringVar(&inputJSON, "input-json", "", "input as a JSON object")
+	fl.BoolVar(&disabled, "disabled", false, "create it disabled")
+	return cmd
+}
+
+func newScheduleDeleteCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete SCHEDULE",
+		Short: "Delete a schedule; the runs it started are kept",
+		Args:  exactArgs(1, "SCHEDULE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteSchedule(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeJSON(map[string]string{"schedule_id": args[0], "deleted": "true"})
+			}
+			a.printf("schedule %s deleted\n", args[0])
+			return nil
+		},
+	}
+}

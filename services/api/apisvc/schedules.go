@@ -1,0 +1,162 @@
+package apisvc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/braidhq/braid/pkg/schedule"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/gin-gonic/gin"
+)
+
+// scheduleIDShape is what a schedule id may hold (the api makes UUIDv7s).
+var scheduleIDShape = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// scheduleDoc is a schedule as the api shows it.
+type scheduleDoc struct {
+	ID            string          `json:"id"`
+	Workflow      string          `json:"workflow"`
+	Cron          string          `json:"cron"`
+	Timezone      string          `json:"timezone"`
+	Input         json.RawMessage `json:"input"`
+	Enabled       bool            `json:"enabled"`
+	Overlap       string          `json:"overlap"`
+	NextFireAt    string          `json:"next_fire_at,omitempty"`
+	LastFireAt    string          `json:"last_fire_at,omitempty"`
+	LastRunID     string          `json:"last_run_id,omitempty"`
+	LastSkippedAt string          `json:"last_skipped_at,omitempty"`
+	LastError     string          `json:"last_error,omitempty"`
+	CreatedAt     string          `json:"created_at"`
+	UpdatedAt     string          `json:"updated_at"`
+	CreatedBy     string          `json:"created_by,omitempty"`
+}
+
+// scheduleList is a page of schedules.
+type scheduleList struct {
+	Items      []scheduleDoc `json:"items"`
+	NextCursor string        `json:"next_cursor,omitempty"`
+}
+
+func newScheduleDoc(s statestore.StoredSchedule) scheduleDoc {
+	d := s.Def
+	input := d.Input
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	return scheduleDoc{
+		ID: d.ID, Workflow: d.Workflow, Cron: d.Cron, Timezone: d.Timezone, Input: input, Enabled: d.Enabled,
+		Overlap: d.Overlap, NextFireAt: formatTime(s.Next), LastFireAt: formatTime(s.LastFire), LastRunID: s.LastRun,
+		LastSkippedAt: formatTime(s.LastSkip), LastError: s.LastError,
+		CreatedAt: formatMs(d.CreatedMs), UpdatedAt: formatMs(d.UpdatedMs), CreatedBy: d.CreatedBy,
+	}
+}
+
+// scheduleParam returns the :id path parameter of a schedule, checked.
+func scheduleParam(c *gin.Context) (string, error) {
+	id := c.Param("id")
+	if !scheduleIDShape.MatchString(id) {
+		return "", errBadRequest("schedule id %q is invalid: schedule ids match [A-Za-z0-9_.-]{1,64}", id)
+	}
+	return id, nil
+}
+
+// applyBody merges the fields a body sent into def (defaults for a new
+// schedule are set by the caller) and reports whether its timing changed.
+func applyBody(def *statestore.ScheduleDef, b scheduleBody) (timing bool) {
+	set := func(dst *string, v *string) {
+		if v != nil && *v != *dst {
+			*dst, timing = *v, true
+		}
+	}
+	set(&def.Cron, b.Cron)
+	set(&def.Timezone, b.Timezone)
+	if b.Workflow != nil {
+		def.Workflow = *b.Workflow
+	}
+	if b.Overlap != nil {
+		def.Overlap = *b.Overlap
+	}
+	if b.Input != nil {
+		def.Input = b.Input
+	}
+	if b.Enabled != nil {
+		timing = timing || (*b.Enabled && !def.Enabled)
+		def.Enabled = *b.Enabled
+	}
+	return timing
+}
+
+// checkSchedule validates def against the stored workflows: every problem
+// is listed with its path (422). checkWorkflow is false for a disabled
+// schedule whose workflow and input did not change, so that a schedule of
+// a deleted workflow can still be switched off. On success def's input is
+// compacted and its timetable returned.
+func (s *Server) checkSchedule(ctx context.Context, def *statestore.ScheduleDef, checkWorkflow bool) (schedule.Timetable, error) {
+	var errs []FieldError
+	if !workflowName.MatchString(def.Workflow) {
+		errs = append(errs, FieldError{"$.workflow", fmt.Sprintf("workflow name %q is invalid: names match [a-z0-9][a-z0-9_.-]{0,63}", def.Workflow)})
+		checkWorkflow = false
+	}
+	if !schedule.ValidOverlap(def.Overlap) {
+		errs = append(errs, FieldError{"$.overlap", fmt.Sprintf("overlap %q is not a policy: want skip or allow", def.Overlap)})
+	}
+	loc, err := schedule.Zone(def.Timezone)
+	if err != nil {
+		errs = append(errs, FieldError{"$.timezone", err.Error()})
+		loc = time.UTC // still check the cron expression
+	}
+	tt, err := schedule.Parse(def.Cron, loc, time.UnixMilli(def.AnchorMs))
+	if err != nil {
+		errs = append(errs, FieldError{"$.cron", err.Error()})
+	}
+	if checkWorkflow {
+		problems, err := s.checkScheduleWorkflow(ctx, def)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, problems...)
+	}
+	if len(errs) > 0 {
+		return nil, errInvalid(scheduleDetail(errs), errs)
+	}
+	return tt, nil
+}
+
+// checkScheduleWorkflow checks that def's workflow exists and that its
+// input fits the workflow's latest version, as a run request's would.
+func (s *Server) checkScheduleWorkflow(ctx context.Context, def *statestore.ScheduleDef) ([]FieldError, error) {
+	info, err := s.keys.LiveWorkflow(ctx, s.rdb, def.Workflow)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return []FieldError{{"$.workflow", fmt.Sprintf("workflow %q not found; register it first", def.Workflow)}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.defs.get(ctx, def.Workflow, info.Latest)
+	if err != nil {
+		return nil, err
+	}
+	input, problems := checkInput(g.Def.Inputs, def.Input)
+	def.Input = input
+	return problems, nil
+}
+
+// scheduleDetail summarises schedule problems: how many, and the first.
+func scheduleDetail(errs []FieldError) string {
+	if len(errs) == 1 {
+		return fmt.Sprintf("the schedule is invalid: %s: %s", errs[0].Path, errs[0].Message)
+	}
+	return fmt.Sprintf("the schedule is invalid: %d problems (see errors), first: %s: %s", len(errs), errs[0].Path, errs[0].Message)
+}
+
+// nextFire is a schedule's first fire time after now, or zero when it is disabled.
+func nextFire(def statestore.ScheduleDef, tt schedule.Timetable, now time.Time) time.Time {
+	if !def.Enabled {
+		return time.Time{}
+	}
+	return tt.Next(now)
+}

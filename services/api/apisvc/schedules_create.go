@@ -1,0 +1,57 @@
+package apisvc
+
+import (
+	"cmp"
+	"net/http"
+	"time"
+
+	"github.com/braidhq/braid/pkg/schedule"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+)
+
+// createSchedule stores a new schedule: 201 with the schedule. Body
+// {workflow, cron, timezone, input, enabled, overlap}; workflow and cron
+// are required, timezone defaults to UTC, enabled to true, overlap to skip.
+func (s *Server) createSchedule(c *gin.Context) {
+	raw, err := readJSONBody(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	body, errs, err := decodeScheduleBody(raw)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	for _, name := range []string{"workflow", "cron"} {
+		if !body.Sent[name] {
+			errs = append(errs, FieldError{"$." + name, name + " is required"})
+		}
+	}
+	if len(errs) > 0 {
+		abort(c, errInvalid(scheduleDetail(errs), errs))
+		return
+	}
+	now := time.Now()
+	def := statestore.ScheduleDef{ID: uuid.Must(uuid.NewV7()).String(), Enabled: true, Overlap: schedule.OverlapSkip,
+		AnchorMs: now.UnixMilli(), CreatedMs: now.UnixMilli(), UpdatedMs: now.UnixMilli(), CreatedBy: requester(c)}
+	applyBody(&def, body)
+	def.Timezone = cmp.Or(def.Timezone, "UTC")
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	tt, err := s.checkSchedule(ctx, &def, true)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	next := nextFire(def, tt, now)
+	if err := s.keys.CreateSchedule(ctx, s.rdb, def, next); err != nil {
+		abort(c, err)
+		return
+	}
+	s.log.Info("schedule created", "schedule_id", def.ID, "workflow", def.Workflow, "cron", def.Cron, logKeyName, requester(c))
+	c.Header("Location", "/schedules/"+def.ID)
+	respond(c, http.StatusCreated, newScheduleDoc(statestore.StoredSchedule{Def: def, Next: next}))
+}

@@ -1,0 +1,32 @@
+package apisvc
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/gin-gonic/gin"
+)
+
+// deleteSchedule removes a schedule; it never fires again and the runs it
+// started are kept: 204.
+func (s *Server) deleteSchedule(c *gin.Context) {
+	id, err := scheduleParam(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	err = s.keys.DeleteSchedule(ctx, s.rdb, id)
+	if errors.Is(err, statestore.ErrNotFound) {
+		abort(c, errNotFound("schedule %q not found", id))
+		return
+	}
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	s.log.Info("schedule deleted", "schedule_id", id, logKeyName, requester(c))
+	c.Status(http.StatusNoContent)
+}

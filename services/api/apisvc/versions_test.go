@@ -1,0 +1,91 @@
+package apisvc_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// pinnedRun is the subset of GET /runs/{id} the versions test reads.
+type pinnedRun struct {
+	Status  string `json:"status"`
+	Version int    `json:"version"`
+	Nodes   []struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+	} `json:"nodes"`
+}
+
+func (e *env) pinnedRun(id string) pinnedRun {
+	e.t.Helper()
+	var r pinnedRun
+	e.must(req{method: "GET", path: "/runs/" + id}, http.StatusOK).json(e.t, &r)
+	return r
+}
+
+func nodeIDs(r pinnedRun) []string {
+	out := make([]string, len(r.Nodes))
+	for i, n := range r.Nodes {
+		out[i] = n.ID
+	}
+	return out
+}
+
+// TestRunsPinTheirVersion starts a run of version 1 whose node is still
+// sleeping when version 2 (another graph) is registered: the run finishes
+// on version 1's graph, and a new run uses version 2.
+func TestRunsPinTheirVersion(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	name, v1 := e.register(`{"name":"pinned","nodes":[{"id":"slow","handler":"shell","config":{"command":"sleep 2"}}]}`)
+	require.Equal(t, 1, v1)
+	first := e.startRun(name, nil, nil)
+	require.Eventually(t, func() bool {
+		r := e.pinnedRun(first)
+		return len(r.Nodes) == 1 && r.Nodes[0].State == "running"
+	}, 20*time.Second, 20*time.Millisecond, "v1's node never ran")
+
+	_, v2 := e.register(`{"name":"pinned","nodes":[{"id":"fast1","handler":"noop"},{"id":"fast2","handler":"noop","depends_on":["fast1"]}]}`)
+	require.Equal(t, 2, v2)
+	r := e.pinnedRun(first)
+	require.Equal(t, "running", r.Status, "v1's run was still running when v2 was registered")
+
+	var versions struct {
+		LatestVersion int `json:"latest_version"`
+		Versions      []struct {
+			Version int `json:"version"`
+		} `json:"versions"`
+	}
+	e.must(req{method: "GET", path: "/workflows/" + name + "/versions"}, http.StatusOK).json(t, &versions)
+	require.Equal(t, 2, versions.LatestVersion)
+	require.Len(t, versions.Versions, 2)
+	var doc struct {
+		Version    int `json:"version"`
+		Definition struct {
+			Nodes []struct {
+				ID string `json:"id"`
+			} `json:"nodes"`
+		} `json:"definition"`
+	}
+	e.must(req{method: "GET", path: "/workflows/" + name + "?version=1"}, http.StatusOK).json(t, &doc)
+	require.Equal(t, 1, doc.Version)
+	require.Equal(t, "slow", doc.Definition.Nodes[0].ID)
+	var latest json.RawMessage
+	e.must(req{method: "GET", path: "/workflows/" + name}, http.StatusOK).json(t, &latest)
+	require.Contains(t, string(latest), `"fast2"`)
+	e.must(req{method: "GET", path: "/workflows/" + name + "?version=3"}, http.StatusNotFound).problem(t)
+	e.must(req{method: "GET", path: "/workflows/" + name + "?version=zero", malformed: true}, http.StatusBadRequest).problem(t)
+
+	second := e.startRun(name, nil, nil)
+	e.waitStatus(first, "succeeded", 30*time.Second)
+	e.waitStatus(second, "succeeded", 30*time.Second)
+	r = e.pinnedRun(first)
+	require.Equal(t, 1, r.Version)
+	require.Equal(t, []string{"slow"}, nodeIDs(r))
+	r = e.pinnedRun(second)
+	require.Equal(t, 2, r.Version)
+	require.ElementsMatch(t, []string{"fast1", "fast2"}, nodeIDs(r))
+}

@@ -1,0 +1,49 @@
+package orchsvc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/schedule"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+)
+
+// fire requests the run of schedule def for fire time at, of the
+// workflow's latest version, and returns its run id. The run is recorded as
+// pending unless it exists (a repeated fire), then RunStartRequested is
+// published — again for a repeated fire, since the first request may have
+// died before it was sent; the orchestrator ignores a second start. If
+// publishing fails, the pending record this call wrote is removed and the
+// error returned, so the next poll tries again.
+func (sc *scheduler) fire(ctx context.Context, def statestore.ScheduleDef, at, now time.Time) (string, error) {
+	info, err := sc.keys.LiveWorkflow(ctx, sc.rdb, def.Workflow)
+	if err != nil {
+		return "", err
+	}
+	p := statestore.PendingRun{ID: schedule.RunID(def.ID, at), Workflow: def.Workflow, Version: info.Latest,
+		Input: def.Input, Created: now, RequestedBy: "schedule:" + def.ID}
+	created, err := sc.keys.CreatePendingRun(ctx, sc.rdb, p)
+	if err != nil {
+		return "", err
+	}
+	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, p.ID, p.StartRequest())
+	if err == nil {
+		err = sc.pub.Publish(ctx, msg)
+	}
+	if err != nil {
+		if created {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if derr := sc.keys.DeletePendingRun(cctx, sc.rdb, p.ID, p.Workflow); derr != nil {
+				sc.log.Warn("undo pending run", "run_id", p.ID, "err", derr)
+			}
+		}
+		return "", fmt.Errorf("request run %s of schedule %s: %w", p.ID, def.ID, err)
+	}
+	sc.log.Info("schedule fired", "schedule_id", def.ID, "run_id", p.ID, "workflow", def.Workflow,
+		"version", p.Version, "fire_at", at, "repeated", !created)
+	return p.ID, nil
+}
