@@ -48,6 +48,9 @@ type Config struct {
 	// ReconcileEvery is how often every active run is re-examined (and once
 	// at start-up); default 5s.
 	ReconcileEvery time.Duration
+	// MetricsAddr is where GET /metrics is served (Prometheus text); empty
+	// serves none.
+	MetricsAddr string
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 }
