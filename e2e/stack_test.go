@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,6 +57,8 @@ type stackOpts struct {
 	// kafka and redisURL point at existing infrastructure; when empty the
 	// stack runs `braid dev --only infra` on free ports.
 	kafka, redisURL string
+	// orchEnv, when set, adds to orchestrator i's environment (0-based).
+	orchEnv func(i int) []string
 	// env is added to every service's environment; it overrides the
 	// stack's defaults (later duplicates win).
 	env []string
@@ -91,7 +94,11 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 		if i > 0 {
 			name, oid = fmt.Sprintf("orchestrator-%d", i+1), fmt.Sprintf("%s-orch-%d", id, i+1)
 		}
-		s.orchs = append(s.orchs, startProc(t, dir, name, s.bins.Orchestrator, append(s.env, "BRAID_ORCHESTRATOR_ID="+oid)))
+		env := append(slices.Clone(s.env), "BRAID_ORCHESTRATOR_ID="+oid)
+		if o.orchEnv != nil {
+			env = append(env, o.orchEnv(i)...)
+		}
+		s.orchs = append(s.orchs, startProc(t, dir, name, s.bins.Orchestrator, env))
 	}
 	for i := range max(o.workers, 1) {
 		wid := fmt.Sprintf("%s-worker-%d", id, i+1)
