@@ -23,6 +23,8 @@ const lockTTL = 6 * time.Second
 // nothing in hand writes nothing stale, so cycles repeat (a bounded number)
 // until one did.
 func TestFaultFenceRejectsPausedOrchestrator(t *testing.T) {
+	chaosOnly(t, "whether the paused orchestrator has a write in hand when stopped is luck; under "+
+		"a loaded machine 4 cycles saw none (the fence held: nothing stale was applied, nothing was refused)")
 	t.Parallel()
 	metrics := []string{freeAddr(t), freeAddr(t)}
 	f := startFaultStack(t, stackOpts{workers: 2, orchestrators: 2,
