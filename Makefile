@@ -5,7 +5,7 @@ GO ?= go
 FUZZTIME ?= 10s
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: all build test test-short lint proto deps fuzz run bench clean
+.PHONY: all build test test-short chaos lint proto deps fuzz run bench clean
 
 all: build
 
@@ -25,6 +25,10 @@ test: deps
 ## test-short: the same without the race detector and fuzzing
 test-short: deps
 	@for m in $(MODULES); do echo "==> test $$m"; (cd $$m && $(GO) test -count=1 -short ./...) || exit 1; done
+
+## chaos: the full e2e fault suite (kill -9, SIGSTOP, Redis and broker outages at full scale)
+chaos: deps
+	cd e2e && BRAID_CHAOS=1 $(GO) test -count=1 -timeout 60m -run 'TestFault' -v .
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

@@ -12,6 +12,8 @@ import (
 // binary into a temporary directory that TestMain removes.
 type binaries struct {
 	API, Orchestrator, Worker, Braid string
+	// KfakeBroker runs the broker alone, for the fault suite.
+	KfakeBroker string
 }
 
 var (
@@ -31,7 +33,7 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-// bins builds api, orchestrator, worker and braid with the workspace (once)
+// bins builds api, orchestrator, worker, braid and kfakebroker with the workspace (once)
 // and returns their paths; a build failure fails every caller.
 func bins(t testing.TB) binaries {
 	t.Helper()
@@ -42,7 +44,8 @@ func bins(t testing.TB) binaries {
 			return
 		}
 		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator),
-			"./services/api", "./services/orchestrator", "./services/worker", "./cmd/braid")
+			"./services/api", "./services/orchestrator", "./services/worker", "./cmd/braid",
+			"./e2e/internal/cmd/kfakebroker")
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -54,6 +57,7 @@ func bins(t testing.TB) binaries {
 			Orchestrator: filepath.Join(binDir, "orchestrator"),
 			Worker:       filepath.Join(binDir, "worker"),
 			Braid:        filepath.Join(binDir, "braid"),
+			KfakeBroker:  filepath.Join(binDir, "kfakebroker"),
 		}
 	})
 	if buildErr != nil {

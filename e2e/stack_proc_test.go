@@ -25,32 +25,73 @@ type proc struct {
 	logPath string
 	done    chan struct{}
 	err     error // Wait's result, set before done closes
+
+	// bin, args, env and dir are what restart starts again.
+	bin, dir  string
+	args, env []string
 }
 
 // startProc starts bin with args and exactly env (plus PATH and HOME) in
 // dir, writing its output to dir/<name>.log.
 func startProc(t testing.TB, dir, name, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, logPath: filepath.Join(dir, name+".log"), done: make(chan struct{})}
-	f, err := os.Create(p.logPath)
-	if err != nil {
-		t.Fatalf("create %s: %v", p.logPath, err)
+	p := &proc{name: name, logPath: filepath.Join(dir, name+".log"), bin: bin, dir: dir, args: args, env: env}
+	if err := p.launch(); err != nil {
+		t.Fatal(err)
 	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Dir = dir
-	p.cmd.Env = append(baseEnv(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	p.cmd.SysProcAttr = procAttrs()
-	if err := p.cmd.Start(); err != nil {
-		_ = f.Close()
-		t.Fatalf("start %s (%s): %v", name, bin, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		_ = f.Close()
-		close(p.done)
-	}()
 	return p
+}
+
+// launch starts the process, appending its output to logPath.
+func (p *proc) launch() error {
+	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p.logPath, err)
+	}
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Dir = p.dir
+	cmd.Env = append(baseEnv(), p.env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = procAttrs()
+	fmt.Fprintf(f, "==== start %s ====\n", p.name)
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("start %s (%s): %w", p.name, p.bin, err)
+	}
+	done := make(chan struct{})
+	p.cmd, p.done, p.err = cmd, done, nil
+	go func() {
+		p.err = cmd.Wait()
+		_ = f.Close()
+		close(done)
+	}()
+	return nil
+}
+
+// restart starts the process again with the same binary, arguments and
+// environment, once the previous one has exited (killed or stopped).
+func (p *proc) restart() error {
+	if !p.exited() {
+		return fmt.Errorf("restart %s pid=%d: still running", p.name, p.pid())
+	}
+	return p.launch()
+}
+
+// kill sends SIGKILL to the PID and waits for the exit.
+func (p *proc) kill() {
+	if !p.exited() {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	<-p.done
+}
+
+// signal sends sig to the PID (SIGSTOP, SIGCONT...); a process that already
+// exited is an error.
+func (p *proc) signal(sig syscall.Signal) error {
+	if p.exited() {
+		return fmt.Errorf("signal %s to %s: exited", sig, p.name)
+	}
+	return p.cmd.Process.Signal(sig)
 }
 
 // baseEnv is the environment every process inherits: the test's, without
@@ -78,10 +119,11 @@ func (p *proc) exited() bool {
 	}
 }
 
-// stop sends SIGTERM to the PID and waits up to bound, then SIGKILLs. It
+// stop sends SIGCONT and SIGTERM to the PID and waits up to bound, then SIGKILLs. It
 // returns the exit error (nil for status 0) or a timeout error.
 func (p *proc) stop(bound time.Duration) error {
 	if !p.exited() {
+		_ = p.cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot handle SIGTERM
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	select {

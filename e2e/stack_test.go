@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,20 +35,33 @@ type Stack struct {
 	Workers []string
 	// Dir holds the processes' logs (and the infra's data).
 	Dir string
+	// Kafka, RedisURL, TopicPrefix and Namespace are where the stack keeps
+	// its topics and keys (for checks that read them directly).
+	Kafka, RedisURL, TopicPrefix, Namespace string
 
 	bins  binaries
 	env   []string
 	procs []*proc
-	logf  func(format string, args ...any) // where stop reports trouble
+	// orchs and workerProcs are the orchestrator and worker processes, in
+	// start order (also in procs), for fault injection.
+	orchs, workerProcs []*proc
+	logf               func(format string, args ...any) // where stop reports trouble
 }
 
 // stackOpts configures StartStack.
 type stackOpts struct {
 	// workers is the number of worker processes; default 2.
 	workers int
+	// orchestrators is the number of orchestrator processes; default 1.
+	orchestrators int
 	// kafka and redisURL point at existing infrastructure; when empty the
 	// stack runs `braid dev --only infra` on free ports.
 	kafka, redisURL string
+	// orchEnv, when set, adds to orchestrator i's environment (0-based).
+	orchEnv func(i int) []string
+	// env is added to every service's environment; it overrides the
+	// stack's defaults (later duplicates win).
+	env []string
 }
 
 // StartStack builds the binaries (once), starts the processes and waits
@@ -69,18 +83,30 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 	id := fmt.Sprintf("e2e%d%s", os.Getpid(), randomHex(t, 3))
 	apiAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(testinfra.FreePort(t)))
 	s.URL = "http://" + apiAddr
-	s.env = []string{
+	s.Kafka, s.RedisURL, s.TopicPrefix, s.Namespace = o.kafka, o.redisURL, id+".", id+":"
+	s.env = append([]string{
 		"BRAID_KAFKA_BROKERS=" + o.kafka, "BRAID_REDIS_URL=" + o.redisURL,
-		"BRAID_KAFKA_TOPIC_PREFIX=" + id + ".", "BRAID_REDIS_NAMESPACE=" + id + ":",
+		"BRAID_KAFKA_TOPIC_PREFIX=" + s.TopicPrefix, "BRAID_REDIS_NAMESPACE=" + s.Namespace,
 		"BRAID_LOG_LEVEL=debug",
+	}, o.env...)
+	for i := range max(o.orchestrators, 1) {
+		name, oid := "orchestrator", id+"-orch"
+		if i > 0 {
+			name, oid = fmt.Sprintf("orchestrator-%d", i+1), fmt.Sprintf("%s-orch-%d", id, i+1)
+		}
+		env := append(slices.Clone(s.env), "BRAID_ORCHESTRATOR_ID="+oid)
+		if o.orchEnv != nil {
+			env = append(env, o.orchEnv(i)...)
+		}
+		s.orchs = append(s.orchs, startProc(t, dir, name, s.bins.Orchestrator, env))
 	}
-	s.procs = append(s.procs, startProc(t, dir, "orchestrator", s.bins.Orchestrator, append(s.env, "BRAID_ORCHESTRATOR_ID="+id+"-orch")))
 	for i := range max(o.workers, 1) {
 		wid := fmt.Sprintf("%s-worker-%d", id, i+1)
 		s.Workers = append(s.Workers, wid)
-		s.procs = append(s.procs, startProc(t, dir, "worker-"+strconv.Itoa(i+1), s.bins.Worker, append(s.env,
-			"BRAID_WORKER_ID="+wid, "BRAID_WORKER_CONCURRENCY=4", "BRAID_WORKER_DRAIN_TIMEOUT=5s")))
+		s.workerProcs = append(s.workerProcs, startProc(t, dir, "worker-"+strconv.Itoa(i+1), s.bins.Worker,
+			append(append([]string{"BRAID_WORKER_CONCURRENCY=4", "BRAID_WORKER_DRAIN_TIMEOUT=5s"}, s.env...), "BRAID_WORKER_ID="+wid)))
 	}
+	s.procs = append(append(s.procs, s.orchs...), s.workerProcs...)
 	s.procs = append(s.procs, startProc(t, dir, "api", s.bins.API, append(s.env, "BRAID_API_ADDR="+apiAddr,
 		"BRAID_API_KEYS=e2e:"+s.Key+":write,e2e-read:"+s.ReadKey+":read")))
 	if err := s.waitReady(); err != nil {

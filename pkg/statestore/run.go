@@ -2,8 +2,10 @@ package statestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -166,6 +168,14 @@ func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 		}
 	}
 	return nil
+}
+
+// IsNoScript reports whether err is Redis's NOSCRIPT: the server lost its
+// script cache (it restarted, or SCRIPT FLUSH ran) and a pipelined EVALSHA
+// found nothing; LoadScripts again before retrying.
+func IsNoScript(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOSCRIPT")
 }
 
 func boolArg(b bool) string {

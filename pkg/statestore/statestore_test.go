@@ -2,6 +2,8 @@ package statestore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -166,4 +168,19 @@ func TestTimerMemberRoundTrip(t *testing.T) {
 		_, err := statestore.ParseTimer(bad)
 		require.Error(t, err, bad)
 	}
+}
+
+func TestIsNoScript(t *testing.T) {
+	t.Parallel()
+	srv := testinfra.StartRedis(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	pipe := rdb.Pipeline()
+	k := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+	k.QueueWrite(ctx, pipe, statestore.RunWrite{Run: "r1", Fence: 1})
+	require.NoError(t, rdb.ScriptFlush(ctx).Err())
+	_, err := pipe.Exec(ctx)
+	require.True(t, statestore.IsNoScript(fmt.Errorf("persist: %w", err)), "%v", err)
+	require.False(t, statestore.IsNoScript(errors.New("NOSCRIPT but not from redis")))
+	require.False(t, statestore.IsNoScript(nil))
 }

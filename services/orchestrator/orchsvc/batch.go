@@ -45,6 +45,9 @@ func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message) {
 		}
 		s.log.Error("batch failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
 		s.disownAll(ctx)
+		if statestore.IsNoScript(err) {
+			s.reloadScripts(ctx)
+		}
 		if sleep(ctx, backoff); ctx.Err() != nil {
 			return
 		}
@@ -55,6 +58,16 @@ func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message) {
 		// again and the core ignores what was already applied.
 		s.log.Warn("commit failed; records will be redelivered", "messages", len(msgs), "err", err)
 	}
+}
+
+// reloadScripts loads the Lua scripts again after Redis lost them (a
+// restart empties its script cache); a failure is retried with the batch.
+func (s *Service) reloadScripts(ctx context.Context) {
+	if err := statestore.LoadScripts(context.WithoutCancel(ctx), s.rdb); err != nil {
+		s.log.Warn("reload redis scripts", "err", err)
+		return
+	}
+	s.log.Info("redis had lost its scripts; loaded them again")
 }
 
 func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {

@@ -57,6 +57,9 @@ type Config struct {
 	SchedulePoll time.Duration
 	// Clock tells the scheduler the time; default time.Now.
 	Clock func() time.Time
+	// MetricsAddr is where GET /metrics is served (Prometheus text); empty
+	// serves none.
+	MetricsAddr string
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 }

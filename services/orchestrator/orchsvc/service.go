@@ -80,6 +80,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
 	s.stopping = ctx.Done()
+	if s.cfg.MetricsAddr != "" {
+		if err := s.serveMetrics(ctx, s.cfg.MetricsAddr); err != nil {
+			return err
+		}
+	}
 	batches := make(chan []eventbus.Message)
 	pumpCtx, stopPump := context.WithCancel(ctx)
 	var duties sync.WaitGroup

@@ -42,6 +42,10 @@ type Config struct {
 	Concurrency int
 	// DrainTimeout bounds how long in-flight tasks may finish on shutdown; default 20s.
 	DrainTimeout time.Duration
+	// HeartbeatInterval is how often claims of running tasks are refreshed
+	// (BRAID_WORKER_HEARTBEAT_INTERVAL); keep it below a third of the
+	// shortest node heartbeat_timeout. Default 5s.
+	HeartbeatInterval time.Duration
 	// Handler configures the built-in handlers (LLM endpoint and key, output caps).
 	Handler handler.Config
 	// Extra handlers are added to the built-ins; one with a built-in's name replaces it.
@@ -74,7 +78,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	maps.Copy(handlers, cfg.Extra)
 	w, err := worker.New(worker.Config{
 		ID: cfg.ID, Bus: cfg.Bus, Redis: rdb, Keys: cfg.Keys, Handlers: handlers,
-		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, Logger: logger,
+		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, HeartbeatInterval: cfg.HeartbeatInterval, Logger: logger,
 	})
 	if err != nil {
 		return err

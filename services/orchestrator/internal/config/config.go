@@ -18,6 +18,7 @@ type Config struct {
 	ID             string        // BRAID_ORCHESTRATOR_ID; default hostname-pid
 	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 6s
 	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
+	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where GET /metrics listens; default "" (off)
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -28,6 +29,7 @@ func Load() (Config, error) {
 		ID:             r.String("BRAID_ORCHESTRATOR_ID", ""),
 		LockTTL:        r.Duration("BRAID_LOCK_TTL", 6*time.Second),
 		ReconcileEvery: r.Duration("BRAID_RECONCILE_EVERY", 5*time.Second),
+		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 	}
 	return c, r.Err()
 }
@@ -41,5 +43,6 @@ func (c Config) Service(rdb *redis.Client) orchsvc.Config {
 		Keys:           statestore.Keys{Namespace: c.RedisNamespace},
 		LockTTL:        c.LockTTL,
 		ReconcileEvery: c.ReconcileEvery,
+		MetricsAddr:    c.MetricsAddr,
 	}
 }

@@ -18,6 +18,7 @@ type Config struct {
 	WorkerID     string        // BRAID_WORKER_ID; default hostname-pid-random
 	Concurrency  int           // BRAID_WORKER_CONCURRENCY, tasks run at once; default 4
 	DrainTimeout time.Duration // BRAID_WORKER_DRAIN_TIMEOUT, shutdown grace for running tasks; default 20s
+	Heartbeat    time.Duration // BRAID_WORKER_HEARTBEAT_INTERVAL, claim refresh period; default 5s
 	LLMBaseURL   string        // BRAID_LLM_BASE_URL, OpenAI-compatible API; default "" (mock completions)
 	LLMAPIKey    string        // BRAID_LLM_API_KEY; default ""
 }
@@ -30,6 +31,7 @@ func Load() (Config, error) {
 		WorkerID:     r.String("BRAID_WORKER_ID", ""),
 		Concurrency:  r.PositiveInt("BRAID_WORKER_CONCURRENCY", 4),
 		DrainTimeout: r.Duration("BRAID_WORKER_DRAIN_TIMEOUT", 20*time.Second),
+		Heartbeat:    r.Duration("BRAID_WORKER_HEARTBEAT_INTERVAL", 5*time.Second),
 		LLMBaseURL:   r.String("BRAID_LLM_BASE_URL", ""),
 		LLMAPIKey:    r.String("BRAID_LLM_API_KEY", ""),
 	}
@@ -39,12 +41,13 @@ func Load() (Config, error) {
 // Service returns the workersvc configuration these settings describe.
 func (c Config) Service() workersvc.Config {
 	return workersvc.Config{
-		ID:           c.WorkerID,
-		Bus:          eventbus.Config{Brokers: c.KafkaBrokers, ClientID: workersvc.ClientID, Partitions: c.Partitions, TopicPrefix: c.TopicPrefix},
-		RedisURL:     c.RedisURL,
-		Keys:         statestore.Keys{Namespace: c.RedisNamespace},
-		Concurrency:  c.Concurrency,
-		DrainTimeout: c.DrainTimeout,
-		Handler:      handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey},
+		ID:                c.WorkerID,
+		Bus:               eventbus.Config{Brokers: c.KafkaBrokers, ClientID: workersvc.ClientID, Partitions: c.Partitions, TopicPrefix: c.TopicPrefix},
+		RedisURL:          c.RedisURL,
+		Keys:              statestore.Keys{Namespace: c.RedisNamespace},
+		Concurrency:       c.Concurrency,
+		DrainTimeout:      c.DrainTimeout,
+		HeartbeatInterval: c.Heartbeat,
+		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey},
 	}
 }

@@ -23,6 +23,7 @@ func TestLoad(t *testing.T) {
 				require.Equal(t, "redis://127.0.0.1:16379/0", c.RedisURL)
 				require.Equal(t, 4, c.Concurrency)
 				require.Equal(t, 20*time.Second, c.DrainTimeout)
+				require.Equal(t, 5*time.Second, c.Service().HeartbeatInterval)
 				require.Equal(t, slog.LevelInfo, c.LogLevel)
 			},
 		},
@@ -32,11 +33,13 @@ func TestLoad(t *testing.T) {
 				"BRAID_KAFKA_BROKERS": "k1:9092, k2:9092,", "BRAID_WORKER_CONCURRENCY": "16",
 				"BRAID_WORKER_ID": "w1", "BRAID_REDIS_NAMESPACE": "ns:", "BRAID_LOG_LEVEL": "debug",
 				"BRAID_LLM_BASE_URL": "http://llm.local/v1", "BRAID_LLM_API_KEY": "secret",
+				"BRAID_WORKER_HEARTBEAT_INTERVAL": "700ms",
 			},
 			want: func(t *testing.T, c Config) {
 				require.Equal(t, []string{"k1:9092", "k2:9092"}, c.KafkaBrokers)
 				s := c.Service()
 				require.Equal(t, 16, s.Concurrency)
+				require.Equal(t, 700*time.Millisecond, s.HeartbeatInterval)
 				require.Equal(t, "w1", s.ID)
 				require.Equal(t, "ns:", s.Keys.Namespace)
 				require.Equal(t, "secret", s.Handler.LLMAPIKey)
@@ -53,7 +56,8 @@ func TestLoad(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, k := range []string{"BRAID_KAFKA_BROKERS", "BRAID_WORKER_CONCURRENCY", "BRAID_WORKER_ID", "BRAID_REDIS_NAMESPACE",
-				"BRAID_LOG_LEVEL", "BRAID_LLM_BASE_URL", "BRAID_LLM_API_KEY", "BRAID_WORKER_DRAIN_TIMEOUT", "BRAID_REDIS_URL"} {
+				"BRAID_LOG_LEVEL", "BRAID_LLM_BASE_URL", "BRAID_LLM_API_KEY", "BRAID_WORKER_DRAIN_TIMEOUT", "BRAID_REDIS_URL",
+				"BRAID_WORKER_HEARTBEAT_INTERVAL"} {
 				t.Setenv(k, tt.env[k])
 			}
 			c, err := Load()

@@ -1,0 +1,229 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+// checkTimeout bounds the checker's reads of Redis and the topics.
+const checkTimeout = 60 * time.Second
+
+// faultNode is one node of a fault-suite workflow.
+type faultNode struct {
+	ID               string         `json:"id"`
+	Handler          string         `json:"handler"`
+	Config           map[string]any `json:"config,omitempty"`
+	DependsOn        []string       `json:"depends_on,omitempty"`
+	HeartbeatTimeout string         `json:"heartbeat_timeout,omitempty"`
+	Retry            map[string]any `json:"retry,omitempty"`
+}
+
+// register registers a workflow of nodes under a unique name made from
+// prefix and remembers its edges for checkInvariants. It returns the name.
+func (f *faultStack) register(c *apiClient, prefix string, nodes []faultNode) string {
+	f.t.Helper()
+	def, err := json.Marshal(map[string]any{"name": wfName(f.t, prefix), "nodes": nodes})
+	require.NoError(f.t, err)
+	name, _ := c.register(def)
+	parents := map[string][]string{}
+	for _, n := range nodes {
+		parents[n.ID] = n.DependsOn
+	}
+	f.parents[name] = parents
+	return name
+}
+
+// layered returns n simulate nodes of duration d in layers of width (at
+// least 2): each node past the first layer depends on two nodes of the
+// layer before (fan-in and fan-out).
+func layered(n, width int, d time.Duration) []faultNode {
+	nodes := make([]faultNode, n)
+	for i := range nodes {
+		nodes[i] = faultNode{ID: fmt.Sprintf("n%03d", i), Handler: "simulate",
+			Config: map[string]any{"duration": d.String(), "output": map[string]any{"i": i}}}
+		if i >= width {
+			prev := i - width
+			nodes[i].DependsOn = []string{nodes[prev].ID, nodes[prev-prev%width+(prev+1)%width].ID}
+		}
+	}
+	return nodes
+}
+
+// startRuns starts n runs of workflow and returns the ids the api accepted.
+func startRuns(c *apiClient, workflow string, n int) []string {
+	ids := make([]string, 0, n)
+	for range n {
+		ids = append(ids, c.start(workflow, `{}`))
+	}
+	return ids
+}
+
+// checkReport is what checkInvariants counted, for scenario assertions.
+type checkReport struct {
+	// Dispatches counts task.dispatch records per run/node/attempt.
+	Dispatches map[string]int
+	// Nodes maps run id → node id → final record.
+	Nodes map[string]map[string]runstate.NodeRecord
+	// History maps run id → its history lines.
+	History map[string][]string
+}
+
+// checkInvariants is the one checker every fault test ends with. It waits
+// up to within for every accepted run to be terminal, then verifies:
+// each node instance reached a terminal state exactly once (no terminal
+// transition repeated for an attempt on workflow.events, at most one
+// success per instance, and the stored record agrees with the events);
+// no attempt was dispatched before its parents had succeeded (every parent
+// succeeded and finished before the dispatch was sent); and every
+// succeeded node has its output stored.
+func (f *faultStack) checkInvariants(runs []string, within time.Duration) checkReport {
+	t := f.t
+	t.Helper()
+	f.waitTerminal(runs, within)
+	rep := checkReport{Dispatches: map[string]int{}, Nodes: map[string]map[string]runstate.NodeRecord{}, History: map[string][]string{}}
+	ctx := f.ctx(checkTimeout)
+	accepted := map[string]string{} // run → workflow
+	for _, id := range runs {
+		st, err := f.keys.LoadRun(ctx, f.rdb, id)
+		require.NoError(t, err)
+		wf := st.Fields[statestore.FieldWorkflow]
+		accepted[id] = wf
+		rep.Nodes[id] = f.checkNodes(id, wf, st)
+		rep.History[id], err = f.rdb.LRange(ctx, f.keys.History(id), 0, -1).Result()
+		require.NoError(t, err)
+	}
+	f.checkEvents(accepted, rep)
+	f.checkDispatches(accepted, rep)
+	return rep
+}
+
+// waitTerminal waits until every run in runs is terminal in Redis.
+func (f *faultStack) waitTerminal(runs []string, within time.Duration) {
+	t := f.t
+	t.Helper()
+	var open []string
+	err := poll(within, func() (bool, error) {
+		ctx := f.ctx(checkTimeout)
+		pipe := f.rdb.Pipeline()
+		cmds := make([]interface{ Val() string }, len(runs))
+		for i, id := range runs {
+			cmds[i] = pipe.HGet(ctx, f.keys.Run(id), statestore.FieldStatus)
+		}
+		_, _ = pipe.Exec(ctx) // a missing run reads as "", which is not terminal
+		open = open[:0]
+		for i, id := range runs {
+			if !runstate.RunStatus(cmds[i].Val()).Terminal() {
+				open = append(open, id+"="+cmds[i].Val())
+			}
+		}
+		return len(open) == 0, nil
+	})
+	require.NoError(t, err, "%d of %d accepted runs not terminal within %s: %v", len(open), len(runs), within, head(open, 10))
+}
+
+// checkNodes checks one run's stored node records and outputs.
+func (f *faultStack) checkNodes(run, wf string, st statestore.StoredRun) map[string]runstate.NodeRecord {
+	t := f.t
+	parents, ok := f.parents[wf]
+	require.True(t, ok, "run %s: unknown workflow %q", run, wf)
+	require.Len(t, st.Nodes, len(parents), "run %s: node records", run)
+	recs := map[string]runstate.NodeRecord{}
+	for id := range parents {
+		rec, err := runstate.DecodeNodeRecord([]byte(st.Nodes[id]))
+		require.NoError(t, err, "run %s node %s", run, id)
+		require.True(t, rec.State.Terminal(), "run %s node %s is %s in a terminal run", run, id, rec.State)
+		if rec.State == runstate.NodeSucceeded {
+			out, ok := st.Outputs[id]
+			require.True(t, ok, "run %s: node %s succeeded without its output", run, id)
+			require.True(t, json.Valid([]byte(out)), "run %s node %s output is not JSON: %.80q", run, id, out)
+		}
+		recs[id] = rec
+	}
+	return recs
+}
+
+// checkEvents reads workflow.events from the start: no attempt of a node
+// reached a terminal state twice, no instance succeeded twice, and a
+// success on the topic is what Redis holds.
+func (f *faultStack) checkEvents(accepted map[string]string, rep checkReport) {
+	t := f.t
+	msgs, err := readTopic(f.ctx(checkTimeout), f.Kafka, f.TopicPrefix+eventsv1.TopicWorkflowEvents)
+	require.NoError(t, err)
+	terminal, success := map[string]int{}, map[string]int{}
+	for _, m := range msgs {
+		var ev eventsv1.RunEvent
+		require.NoError(t, proto.Unmarshal(m.Value, &ev), "workflow.events offset %d", m.Offset)
+		if _, ok := accepted[ev.RunId]; !ok {
+			continue
+		}
+		for _, ch := range ev.Nodes {
+			st, ok := terminalStates[ch.State]
+			if !ok {
+				continue
+			}
+			attempt := fmt.Sprintf("%s/%s#%d@%d", ev.RunId, ch.NodeId, ch.Instance, ch.Attempt)
+			terminal[attempt]++
+			require.Equal(t, 1, terminal[attempt], "attempt %s reached a terminal state twice (now %s)", attempt, st)
+			if st == runstate.NodeSucceeded {
+				inst := fmt.Sprintf("%s/%s#%d", ev.RunId, ch.NodeId, ch.Instance)
+				success[inst]++
+				require.Equal(t, 1, success[inst], "instance %s completed twice", inst)
+				rec := rep.Nodes[ev.RunId][ch.NodeId]
+				require.Equal(t, runstate.NodeSucceeded, rec.State, "instance %s succeeded on the topic but is %s in Redis", inst, rec.State)
+				require.EqualValues(t, ch.Attempt, rec.Attempt, "instance %s succeeded with another attempt than stored", inst)
+			}
+		}
+	}
+}
+
+// checkDispatches reads task.dispatch from the start: every dispatch of a
+// node was sent after each of its parents had succeeded and finished.
+func (f *faultStack) checkDispatches(accepted map[string]string, rep checkReport) {
+	t := f.t
+	msgs, err := readTopic(f.ctx(checkTimeout), f.Kafka, f.TopicPrefix+eventsv1.TopicTaskDispatch)
+	require.NoError(t, err)
+	for _, m := range msgs {
+		var d eventsv1.TaskDispatch
+		require.NoError(t, proto.Unmarshal(m.Value, &d), "task.dispatch offset %d", m.Offset)
+		wf, ok := accepted[d.RunId]
+		if !ok {
+			continue
+		}
+		rep.Dispatches[fmt.Sprintf("%s/%s@%d", d.RunId, d.NodeId, d.Attempt)]++
+		for _, p := range f.parents[wf][d.NodeId] {
+			prec := rep.Nodes[d.RunId][p]
+			require.Equal(t, runstate.NodeSucceeded, prec.State, "run %s: %s dispatched though parent %s is %s", d.RunId, d.NodeId, p, prec.State)
+			require.LessOrEqual(t, prec.FinishedAt, d.DispatchedAtMs,
+				"run %s: %s attempt %d dispatched at %d, before parent %s finished at %d", d.RunId, d.NodeId, d.Attempt, d.DispatchedAtMs, p, prec.FinishedAt)
+		}
+	}
+}
+
+// requireAllSucceeded requires every run in rep to have succeeded on every node.
+func (rep checkReport) requireAllSucceeded(t *testing.T) {
+	t.Helper()
+	for run, nodes := range rep.Nodes {
+		for id, rec := range nodes {
+			require.Equal(t, runstate.NodeSucceeded, rec.State, "run %s node %s: %s (%s)", run, id, rec.State, rec.Error)
+		}
+	}
+}
+
+// terminalStates maps the wire's terminal node states to ours.
+var terminalStates = map[eventsv1.NodeState]runstate.NodeState{
+	eventsv1.NodeState_NODE_STATE_SUCCEEDED: runstate.NodeSucceeded,
+	eventsv1.NodeState_NODE_STATE_FAILED:    runstate.NodeFailed,
+	eventsv1.NodeState_NODE_STATE_SKIPPED:   runstate.NodeSkipped,
+	eventsv1.NodeState_NODE_STATE_CANCELLED: runstate.NodeCancelled,
+}
+
+// head returns at most n elements of s.
+func head(s []string, n int) []string { return s[:min(n, len(s))] }

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/redis/go-redis/v9"
+)
+
+// faultStack is a process stack whose infrastructure runs as processes the
+// test can hurt one at a time: a redis-server (AOF, appendfsync everysec)
+// and a kfakebroker persisting to a data directory. Orchestrators and
+// workers can be killed, stopped, continued and restarted by PID with their
+// original environment.
+type faultStack struct {
+	*Stack
+	t      *testing.T
+	redis  *testinfra.Redis
+	broker *proc
+	rdb    *redis.Client
+	keys   statestore.Keys
+	// parents maps workflow name → node id → parent ids, for the checker.
+	parents map[string]map[string][]string
+}
+
+// startFaultStack starts redis-server, the broker and a stack on them; all
+// of it is stopped on t.Cleanup (services first, infrastructure last), and
+// the logs are dumped if t failed.
+func startFaultStack(t *testing.T, o stackOpts) *faultStack {
+	t.Helper()
+	r := testinfra.StartRedis(t)
+	dir := t.TempDir()
+	broker := startProc(t, dir, "kfakebroker", bins(t).KfakeBroker, nil,
+		"-addr", freeAddr(t), "-data-dir", filepath.Join(dir, "kafka"))
+	t.Cleanup(func() {
+		dumpLogs(t, broker)
+		_ = broker.stop(procStopTimeout)
+	})
+	var addr string
+	err := poll(infraTimeout, func() (bool, error) {
+		if broker.exited() {
+			return false, errExited(broker)
+		}
+		addr = exports(broker.log())["BRAID_KAFKA_BROKERS"]
+		return addr != "", nil
+	})
+	if err != nil {
+		t.Fatalf("kfakebroker: %v\n%s", err, broker.tail())
+	}
+	o.kafka, o.redisURL = addr, r.URL
+	s, stop := StartStack(t, o)
+	t.Cleanup(stop)
+	s.dumpOnFailure(t)
+	return &faultStack{Stack: s, t: t, redis: r, broker: broker, rdb: r.Client(t),
+		keys: statestore.Keys{Namespace: s.Namespace}, parents: map[string]map[string][]string{}}
+}
+
+// kill SIGKILLs p; restart starts it again with its environment.
+func (f *faultStack) kill(p *proc) {
+	f.t.Helper()
+	f.t.Logf("fault: SIGKILL %s pid=%d", p.name, p.pid())
+	p.kill()
+}
+
+func (f *faultStack) restart(p *proc) {
+	f.t.Helper()
+	if err := p.restart(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Logf("fault: restarted %s pid=%d", p.name, p.pid())
+}
+
+// pause SIGSTOPs p; resume SIGCONTs it.
+func (f *faultStack) pause(p *proc) {
+	f.t.Helper()
+	f.t.Logf("fault: SIGSTOP %s pid=%d", p.name, p.pid())
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *faultStack) resume(p *proc) {
+	f.t.Helper()
+	f.t.Logf("fault: SIGCONT %s pid=%d", p.name, p.pid())
+	if err := p.signal(syscall.SIGCONT); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// killRedis SIGKILLs redis-server (writes of the last second may be lost);
+// restartRedis starts it on the same port from its append-only file.
+func (f *faultStack) killRedis() {
+	f.t.Logf("fault: SIGKILL redis-server %s", f.redis.Addr)
+	f.redis.Kill()
+}
+
+func (f *faultStack) restartRedis() {
+	f.redis.Restart(f.t)
+	f.t.Logf("fault: restarted redis-server %s", f.redis.Addr)
+}
+
+// hold keeps a fault in place for d (the fault's length, not a
+// synchronisation): it fails the test if a process outside hurt exits
+// meanwhile.
+func (f *faultStack) hold(d time.Duration, hurt ...*proc) {
+	f.t.Helper()
+	skip := map[*proc]bool{}
+	for _, p := range hurt {
+		skip[p] = true
+	}
+	end := time.NewTimer(d)
+	defer end.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		for _, p := range append(f.procs, f.broker) {
+			if !skip[p] && p.exited() {
+				f.t.Fatalf("during a fault window: %v", errExited(p))
+			}
+		}
+		select {
+		case <-end.C:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// ctx returns a context bounded by d for direct Redis or Kafka reads.
+func (f *faultStack) ctx(d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	f.t.Cleanup(cancel)
+	return ctx
+}
+
+// activeRuns counts the runs in the active index (for the log).
+func (f *faultStack) activeRuns() int64 {
+	n, err := f.rdb.ZCard(f.ctx(5*time.Second), f.keys.ActiveRuns()).Result()
+	if err != nil {
+		return -1
+	}
+	return n
+}

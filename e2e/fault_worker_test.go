@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/runstate"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+// Worker fault settings: claims beat every 500 ms and lapse after 2 s; the
+// reconciler looks every second, so a dead worker's attempt is retried
+// within a few seconds.
+var workerFaultEnv = []string{"BRAID_WORKER_HEARTBEAT_INTERVAL=500ms", "BRAID_RECONCILE_EVERY=1s"}
+
+const (
+	workerConcurrency = 4
+	heartbeatTimeout  = 2 * time.Second
+)
+
+// sleepyNodes returns n independent simulate nodes of duration d that
+// retry (up to 10 attempts) when their worker is lost.
+func sleepyNodes(n int, d time.Duration) []faultNode {
+	nodes := make([]faultNode, n)
+	for i := range nodes {
+		nodes[i] = faultNode{ID: fmt.Sprintf("t%03d", i), Handler: "simulate",
+			Config:           map[string]any{"duration": d.String(), "output": map[string]any{"i": i}},
+			HeartbeatTimeout: heartbeatTimeout.String(),
+			Retry:            map[string]any{"max_attempts": 10, "initial_interval": "100ms"}}
+	}
+	return nodes
+}
+
+// TestFaultWorkerKill9 SIGKILLs a random busy worker every few seconds
+// (and restarts it) while tasks of about a second run: every task succeeds,
+// re-executions stay within kills × concurrency, and nothing is stuck.
+func TestFaultWorkerKill9(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 3, env: workerFaultEnv})
+	c := f.client(t)
+	wf := f.register(c, "workerkill", sleepyNodes(20, time.Second))
+	ids := startRuns(c, wf, scale(3, 25))
+	rnd := faultRand(t)
+	kills := 0
+	for range scale(3, 30) {
+		f.hold(between(rnd, 1500*time.Millisecond, 3*time.Second))
+		busy := f.busyWorkers(ids)
+		if len(busy) == 0 {
+			break
+		}
+		w := f.workerProcs[busy[rnd.IntN(len(busy))]]
+		f.kill(w)
+		kills++
+		f.restart(w)
+	}
+	require.Positive(t, kills, "every run ended before the first kill")
+	rep := f.checkInvariants(ids, 60*time.Second)
+	rep.requireAllSucceeded(t)
+	reexec := 0
+	for _, nodes := range rep.Nodes {
+		for _, rec := range nodes {
+			reexec += rec.Attempt - 1
+		}
+	}
+	t.Logf("%d tasks, %d kills, %d re-executions", len(ids)*20, kills, reexec)
+	require.Positive(t, reexec, "the kills interrupted no attempt")
+	require.LessOrEqual(t, reexec, kills*workerConcurrency, "re-executions beyond kills × concurrency")
+}
+
+// TestFaultWorkerPausedPastHeartbeat SIGSTOPs the worker running an attempt
+// for three heartbeat timeouts: the attempt is retried on the other worker,
+// and a late result from the paused one (if it gets to publish it before
+// its heartbeat learns the attempt moved on) is recorded in the run's
+// history and changes nothing.
+func TestFaultWorkerPausedPastHeartbeat(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 2, env: workerFaultEnv})
+	c := f.client(t)
+	wf := f.register(c, "workerstop", sleepyNodes(1, 2*time.Second))
+	id := c.start(wf, `{}`)
+	r := c.waitRun(id, runTimeout, "t000 running", func(r apiRun) bool {
+		return len(r.Nodes) == 1 && r.Nodes[0].State == "running" && r.Nodes[0].Worker != ""
+	})
+	first := r.Nodes[0].Worker
+	i := slices.Index(f.Workers, first)
+	require.GreaterOrEqual(t, i, 0, "unknown worker %s", first)
+	f.pause(f.workerProcs[i])
+	f.hold(3*heartbeatTimeout, f.workerProcs[i])
+	f.resume(f.workerProcs[i])
+	rep := f.checkInvariants([]string{id}, 60*time.Second)
+	rep.requireAllSucceeded(t)
+	rec := rep.Nodes[id]["t000"]
+	require.Greater(t, rec.Attempt, 1, "the attempt was retried")
+	require.NotEqual(t, first, rec.Worker, "the retry ran elsewhere")
+	late := f.resultsFrom(id, first, 1)
+	hist := strings.Join(rep.History[id], "\n")
+	require.Contains(t, hist, "lost its worker "+first)
+	if late > 0 {
+		require.Contains(t, hist, "late or duplicate result for node t000 attempt 1", "a late result reached the orchestrator")
+	}
+	t.Logf("late results published by the paused worker: %d; history:\n%s", late, hist)
+}
+
+// resultsFrom counts the terminal results worker published on task.complete
+// for attempt of run's nodes.
+func (f *faultStack) resultsFrom(run, worker string, attempt int32) int {
+	msgs, err := readTopic(f.ctx(checkTimeout), f.Kafka, f.TopicPrefix+eventsv1.TopicTaskComplete)
+	require.NoError(f.t, err)
+	n := 0
+	for _, m := range msgs {
+		var r eventsv1.TaskResult
+		require.NoError(f.t, proto.Unmarshal(m.Value, &r))
+		if r.RunId == run && r.WorkerId == worker && r.Attempt == attempt && r.Status != eventsv1.TaskStatus_TASK_STATUS_RUNNING {
+			n++
+		}
+	}
+	return n
+}
+
+// busyWorkers lists the indexes (in f.workerProcs) of workers that hold a
+// running attempt of one of runs.
+func (f *faultStack) busyWorkers(runs []string) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, id := range runs {
+		st, err := f.keys.LoadRun(f.ctx(5*time.Second), f.rdb, id)
+		if err != nil {
+			continue
+		}
+		for _, raw := range st.Nodes {
+			rec, err := runstate.DecodeNodeRecord([]byte(raw))
+			if err != nil || rec.State != runstate.NodeRunning {
+				continue
+			}
+			if i := slices.Index(f.Workers, rec.Worker); i >= 0 && !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
