@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,20 +199,37 @@ func TestStackCancelLongShell(t *testing.T) {
 	t.Parallel()
 	s := shared(t)
 	c := s.client(t)
-	name, _ := c.register(shellWorkflow(wfName(t, "cancel"), map[string]string{"nap": "sleep 30", "after": "true"},
+	pidFile := filepath.Join(t.TempDir(), "sleep.pid")
+	// The sleep runs as a child of the shell, in the attempt's process group.
+	name, _ := c.register(shellWorkflow(wfName(t, "cancel"),
+		map[string]string{"nap": "sleep 300 & echo $! > " + pidFile + "; wait", "after": "true"},
 		map[string][]string{"after": {"nap"}}))
 	id := c.start(name, `{}`)
-	c.waitRun(id, runTimeout, "nap running", func(r apiRun) bool {
-		return len(r.Nodes) > 0 && r.node(t, "nap").State == "running"
-	})
+	var pid int
+	require.NoError(t, poll(runTimeout, func() (bool, error) {
+		b, err := os.ReadFile(pidFile)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false, nil
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil, err
+	}), "the sleep never started")
+	require.True(t, alive(pid), "sleep %d is running", pid)
+
 	started := time.Now()
 	c.call(http.MethodPost, "/runs/"+id+"/cancel", nil, http.StatusAccepted, nil)
+	require.NoError(t, poll(10*time.Second, func() (bool, error) { return !alive(pid), nil }), "sleep %d still running", pid)
+	gone := time.Since(started)
+	require.Less(t, gone, 2*time.Second, "the process group is killed within 2 s of the cancel (took %s)", gone)
+
 	r := c.waitDone(id, 20*time.Second)
 	require.Equal(t, "cancelled", r.Status)
-	require.Less(t, time.Since(started), 20*time.Second)
 	require.Equal(t, "cancelled", r.node(t, "nap").State)
-	require.NotEqual(t, "succeeded", r.node(t, "after").State)
+	require.Equal(t, "cancelled", r.node(t, "after").State, "nothing more is dispatched")
 }
+
+// alive reports whether process pid exists (signal 0 probes without signalling).
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 func TestStackRetryFailedRun(t *testing.T) {
 	t.Parallel()

@@ -132,3 +132,9 @@ func (k Keys) AdmitActive(workflow string) string { return k.wfKey(workflow, "ad
 // InstanceField is the field of fan-out instance idx in the Instances and
 // InstanceOutputs hashes.
 func InstanceField(idx int) string { return strconv.Itoa(idx) }
+
+// StopChannel is the pub/sub channel on which the orchestrator announces
+// runs whose in-flight attempts it stopped (cancel, run timeout), so that
+// workers check those attempts' claims at once instead of at their next
+// heartbeat. Messages are run ids; delivery is best effort.
+func (k Keys) StopChannel() string { return k.base() + "stop" }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/redis/go-redis/v9"
 )
 
 // maintain is the worker's one background loop beside fetching, executing
@@ -19,10 +20,14 @@ func (w *Worker) maintain(ctx context.Context) {
 	defer flush.Stop()
 	w.register()
 	defer w.unregister()
+	stops := w.subscribeStops(ctx)
+	defer stops.Close()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case m := <-stops.Channel():
+			w.heartbeatRun(m.Payload)
 		case <-beat.C:
 			w.heartbeat()
 			w.register()
@@ -34,20 +39,41 @@ func (w *Worker) maintain(ctx context.Context) {
 	}
 }
 
-// heartbeat refreshes every in-flight claim, one Redis call each. An answer
-// other than ClaimOK means the orchestrator cancelled the attempt or moved
-// on: the attempt's context is cancelled and its result will not be
-// published. A Redis error is only logged; the claim outlives a few missed
-// beats.
+// heartbeat refreshes every in-flight claim, one Redis call each.
 func (w *Worker) heartbeat() {
 	for _, a := range w.inflight.snapshot() {
-		res, err := w.beat(a)
-		switch {
-		case err != nil:
-			a.log.Warn("heartbeat", keyErr, err)
-		case res != statestore.ClaimOK:
-			a.log.Info("heartbeat refused: stopping attempt", "reason", res.String())
-			a.cancel(stopError{reason: res})
+		w.check(a)
+	}
+}
+
+// check refreshes a's claim. An answer other than ClaimOK means the
+// orchestrator cancelled the attempt or moved on: the attempt's context is
+// cancelled and its result will not be published. A Redis error is only
+// logged; the claim outlives a few missed beats.
+func (w *Worker) check(a *attempt) {
+	res, err := w.beat(a)
+	switch {
+	case err != nil:
+		a.log.Warn("heartbeat", keyErr, err)
+	case res != statestore.ClaimOK:
+		a.log.Info("heartbeat refused: stopping attempt", "reason", res.String())
+		a.cancel(stopError{reason: res})
+	}
+}
+
+// subscribeStops subscribes to the orchestrator's stop announcements. The
+// subscription reconnects by itself; a message missed meanwhile only delays
+// the stop to the next heartbeat.
+func (w *Worker) subscribeStops(ctx context.Context) *redis.PubSub {
+	return w.rdb.Subscribe(ctx, w.keys.StopChannel())
+}
+
+// heartbeatRun checks at once the claims of run's attempts in flight, so
+// that a cancelled attempt stops within a round trip of the announcement.
+func (w *Worker) heartbeatRun(run string) {
+	for _, a := range w.inflight.snapshot() {
+		if a.id.Run == run {
+			w.check(a)
 		}
 	}
 }

@@ -248,6 +248,7 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 		}
 	}
 	s.publish(ctx, out)
+	s.announceStops(ctx, applied)
 	s.release(ctx, applied)
 	return retry, nil
 }
