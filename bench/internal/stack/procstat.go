@@ -70,12 +70,37 @@ const clockTick = 10 * time.Millisecond
 
 // CPU returns the user plus system CPU time the process has used so far
 // (resolution 10 ms).
-func (p *Proc) CPU() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+func (p *Proc) CPU() (time.Duration, error) { return PIDCPU(p.PID()) }
+
+// PIDCPU returns the user plus system CPU time process pid has used so far.
+func PIDCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("read cpu of %s pid=%d: %w", p.Name, p.PID(), err)
+		return 0, fmt.Errorf("read cpu of pid=%d: %w", pid, err)
 	}
 	return parseStatCPU(b)
+}
+
+// Children lists the child process ids of p (Linux: the children files
+// of each of its threads).
+func (p *Proc) Children() ([]int, error) {
+	dirs, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.PID()))
+	if err != nil {
+		return nil, fmt.Errorf("children of %s pid=%d: %w", p.Name, p.PID(), err)
+	}
+	var out []int
+	for _, d := range dirs {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p.PID(), d.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out, nil
 }
 
 // parseStatCPU returns utime+stime of a /proc/PID/stat line. The command

@@ -78,5 +78,5 @@ func (s *session) cpuPerNode(nodes int, work func() error) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return float64((after - before) / time.Microsecond) / float64(nodes), nil
+	return float64((after-before)/time.Microsecond) / float64(nodes), nil
 }

@@ -21,7 +21,8 @@ func Diamonds(ctx context.Context, e *Env) (Line, error) {
 		Method: fmt.Sprintf("n runs of a 10-node diamond (root, 8 parallel, join) kept in flight for %s (BENCH_SUSTAIN), a new run started over HTTP "+
 			"whenever one ends (its state read from Redis, read-only, every %s); tasks_per_s: nodes of runs finished inside the window / window; "+
 			"p50_ms/p99_ms: run created → finished (Redis run hash, ms) of those runs; wall_ms: the window; rss_mb: orchestrator VmHWM during the window; "+
-			"floor_ratio: tasks_per_s / (floor hops/s / 2), a task being two messages (higher is better here)", d, statePoll)}
+			"floor_ratio: tasks_per_s / (floor hops/s / 2), a task being two messages (higher is better here); "+
+			"cpu_pct_*: CPU time (utime+stime, /proc) of each process group over the window and its drain, in %% of one core (kfake runs inside the braid infra process)", d, statePoll)}
 	pprofAddr := ""
 	if e.Profile == "diamond" {
 		addr, err := freePprofAddr()
@@ -40,6 +41,7 @@ func Diamonds(ctx context.Context, e *Env) (Line, error) {
 		return l, err
 	}
 	var tput, p50, p99, wall, rss []float64
+	cpu := map[string][]float64{}
 	for rep := range e.Reps {
 		s.orchestratorPeak()
 		var prof sync.WaitGroup
@@ -55,7 +57,11 @@ func Diamonds(ctx context.Context, e *Env) (Line, error) {
 				}
 			}()
 		}
+		shares := s.startCPUShares()
 		lat, err := s.sustain(ctx, wf, c, d)
+		for name, pct := range shares.percents() {
+			cpu[name] = append(cpu[name], pct)
+		}
 		prof.Wait()
 		if err != nil {
 			return l, fmt.Errorf("%s rep %d: %w", l.Workload, rep+1, err)
@@ -72,6 +78,9 @@ func Diamonds(ctx context.Context, e *Env) (Line, error) {
 	l.set("wall_ms", wall)
 	l.set("rss_mb", rss)
 	l.set("floor_ratio", ratios(tput, e.Floor.HopsPerS/2))
+	for _, name := range cpuShareNames {
+		l.set("cpu_pct_"+name, cpu[name])
+	}
 	return l, nil
 }
 

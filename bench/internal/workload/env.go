@@ -36,7 +36,7 @@ type Sizes struct {
 // Full are the sizes of `make bench` (issue 6's table).
 var Full = Sizes{
 	FloorHops: 2000, FloorMessages: 50000, HopChain: 100, SingleRuns: 200, FanOut: 1000, Chain: 1000,
-	BigFanOut: 10000, Diamonds: 1000, Sustain: 20 * time.Second, MemNodes: 1000, InFlightRuns: 5,
+	BigFanOut: 10000, Diamonds: 1000, Sustain: 20 * time.Second, MemNodes: 1000, InFlightRuns: 10,
 	CostNodes: 10000, ForeachItems: 100000, WorkerProcesses: 2,
 }
 
