@@ -29,6 +29,8 @@ type Service struct {
 	plans  *planCache
 	owned  map[string]*owned
 	leases *leases
+	// pruned is when owned was last swept of runs whose lock is gone.
+	pruned time.Time
 	// stopping closes when Run's context ends (ends publish retries).
 	stopping <-chan struct{}
 
@@ -85,6 +87,7 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		case msgs := <-batches:
 			s.handleBatch(ctx, msgs)
+			s.pruneOwned(time.Now())
 		}
 	}
 }
