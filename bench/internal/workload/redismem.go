@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -42,5 +41,3 @@ func (s *session) runBytesPerNode(ctx context.Context, run string, nodes int) (f
 	}
 	return 0, fmt.Errorf("scan keys of run %s: more than %d steps", run, scanSteps)
 }
-
-func nanF() float64 { return math.NaN() }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 )
 
 // uniqueTag is 6 random hex digits, for topic prefixes and namespaces.
@@ -27,3 +28,6 @@ func ratios(xs []float64, d float64) []float64 {
 	}
 	return out
 }
+
+// nanF is NaN: a figure that could not be read (dropped from summaries).
+func nanF() float64 { return math.NaN() }
