@@ -1,6 +1,6 @@
 # Braid — every target loops over the workspace's modules.
 SHELL := /bin/bash
-MODULES := proto-events pkg services/api services/orchestrator services/worker cmd/braid e2e
+MODULES := proto-events pkg services/api services/orchestrator services/worker cmd/braid e2e bench
 GO ?= go
 FUZZTIME ?= 10s
 TEST_FLAGS ?= -race -count=1 -timeout 15m
@@ -47,8 +47,11 @@ proto:
 run: deps
 	$(GO) run ./cmd/braid dev
 
+## bench: load the real stack (separate processes) and print one JSON line per workload
+##        (BENCH_SUSTAIN=60s, BENCH_REPS=3, BENCH_ONLY=diamond,fanout, BENCH_PROFILE=cpu.pprof)
 bench:
-	@echo "make bench arrives with the performance issue"
+	@scripts/ensure-deps.sh >&2
+	@cd bench && $(GO) run . $(BENCH_FLAGS)
 
 clean:
 	rm -rf .braid

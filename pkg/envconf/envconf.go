@@ -123,6 +123,7 @@ type Common struct {
 	RedisURL       string     // BRAID_REDIS_URL; default redis://127.0.0.1:16379/0
 	RedisNamespace string     // BRAID_REDIS_NAMESPACE inserted after "braid:"; default ""
 	LogLevel       slog.Level // BRAID_LOG_LEVEL debug|info|warn|error; default info
+	PprofAddr      string     // BRAID_PPROF_ADDR, host:port serving net/http/pprof; default "" (off)
 }
 
 // Common reads the shared settings.
@@ -134,5 +135,6 @@ func (r *Reader) Common() Common {
 		RedisURL:       r.String("BRAID_REDIS_URL", "redis://127.0.0.1:16379/0"),
 		RedisNamespace: r.String("BRAID_REDIS_NAMESPACE", ""),
 		LogLevel:       r.LogLevel("BRAID_LOG_LEVEL"),
+		PprofAddr:      r.String("BRAID_PPROF_ADDR", ""),
 	}
 }

@@ -22,8 +22,11 @@ func TestDefaults(t *testing.T) {
 
 func TestValues(t *testing.T) {
 	t.Parallel()
-	r := FromMap(map[string]string{"BRAID_KAFKA_BROKERS": " a:1, ,b:2 ", "N": "8", "D": "250ms", "B": "off", "BRAID_LOG_LEVEL": "debug"})
-	require.Equal(t, []string{"a:1", "b:2"}, r.Common().KafkaBrokers)
+	r := FromMap(map[string]string{"BRAID_KAFKA_BROKERS": " a:1, ,b:2 ", "N": "8", "D": "250ms", "B": "off", "BRAID_LOG_LEVEL": "debug",
+		"BRAID_PPROF_ADDR": "127.0.0.1:6060"})
+	c := r.Common()
+	require.Equal(t, []string{"a:1", "b:2"}, c.KafkaBrokers)
+	require.Equal(t, "127.0.0.1:6060", c.PprofAddr)
 	require.Equal(t, 8, r.PositiveInt("N", 1))
 	require.Equal(t, 250*time.Millisecond, r.Duration("D", time.Second))
 	require.False(t, r.Bool("B", true))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/braidhq/braid/pkg/testinfra"
@@ -28,6 +29,7 @@ func TestContract(t *testing.T) {
 		"PublishIgnoresTimer": testPublishIgnoresTimer,
 		"Closed":              testClosed,
 		"ConsumerNeedsTopic":  testConsumerNeedsTopic,
+		"ManySmallRecords":    testManySmallRecords,
 	} {
 		t.Run(name, func(t *testing.T) { t.Parallel(); test(t, k) })
 	}
@@ -327,4 +329,24 @@ func testConsumerNeedsTopic(t *testing.T, k *testinfra.Kafka) {
 	require.ErrorContains(t, err, "do not exist (run EnsureTopics first)")
 	require.ErrorContains(t, err, b.cfg.topic(eventsv1.TopicTaskDispatch))
 	require.NotContains(t, err.Error(), b.cfg.topic(eventsv1.TopicTaskComplete)+" ")
+}
+
+// testManySmallRecords publishes, in one call and to one partition, more
+// small records with headers than fit in one broker request (as an
+// orchestrator dispatching a 10,000-node fan-out does): the producer must
+// split them by their full size, headers and framing included.
+func testManySmallRecords(t *testing.T, k *testinfra.Kafka) {
+	b := newBus(t, k, eventsv1.TopicTaskDispatch)
+	p := b.producer(t)
+	const n = 12000
+	msgs := make([]Message, n)
+	for i := range msgs {
+		m, err := NewMessage(eventsv1.TopicTaskDispatch, "run-0123456789abcdef0123456789abcdef", &eventsv1.TaskDispatch{
+			RunId: "run-0123456789abcdef0123456789abcdef", NodeId: "n" + strconv.Itoa(i), Attempt: 1, Handler: "noop",
+			IdempotencyKey: "run-0123456789abcdef0123456789abcdef/n" + strconv.Itoa(i) + "/0/1",
+		})
+		require.NoError(t, err)
+		msgs[i] = m
+	}
+	require.NoError(t, p.Publish(testCtx(t), msgs...))
 }

@@ -80,7 +80,7 @@ func (p *Producer) Publish(ctx context.Context, msgs ...Message) error {
 }
 
 // batch is the records of one Publish bound for one partition, at most
-// maxRequestBytes of values and keys.
+// maxRequestBytes of records (recordSize each).
 type batch struct {
 	topic     string
 	partition int
@@ -90,6 +90,25 @@ type batch struct {
 
 // maxRequestBytes bounds one produce request (the broker's default limit is 1 MiB per batch).
 const maxRequestBytes = 900 << 10
+
+// Framing a record batch adds beyond the bytes of keys, values and headers:
+// per record its length, attributes, timestamp and offset deltas, key and
+// value lengths and header count (varints, at most 5 bytes each); per
+// header its two lengths. Counting them keeps a batch of many small
+// records (thousands of dispatches) under the broker's limit.
+const (
+	recordOverhead = 32
+	headerOverhead = 10
+)
+
+// recordSize bounds the bytes km takes inside a record batch.
+func recordSize(km kafka.Message) int {
+	n := recordOverhead + len(km.Key) + len(km.Value)
+	for _, h := range km.Headers {
+		n += headerOverhead + len(h.Key) + len(h.Value)
+	}
+	return n
+}
 
 // route assigns each record its partition and groups records into batches.
 func (p *Producer) route(ctx context.Context, msgs []Message) ([]*batch, error) {
@@ -110,7 +129,7 @@ func (p *Producer) route(ctx context.Context, msgs []Message) ([]*batch, error) 
 			return nil, fmt.Errorf("publish topic=%s: %w", km.Topic, err)
 		}
 		k := tp{km.Topic, p.hash.Balance(km, allPartitions(n)...)}
-		size := len(km.Key) + len(km.Value)
+		size := recordSize(km)
 		b := open[k]
 		if b == nil || b.bytes+size > maxRequestBytes {
 			b = &batch{topic: k.topic, partition: k.partition}

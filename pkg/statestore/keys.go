@@ -26,6 +26,11 @@ func (k Keys) runKey(run, suffix string) string {
 // Run is the run hash: workflow, version, status, input, times, error, seq.
 func (k Keys) Run(run string) string { return k.runKey(run, "run") }
 
+// RunPattern is a SCAN MATCH pattern for every key of one run (run ids
+// never hold glob characters). For inspection tools such as the benchmarks'
+// memory count; the engine itself always names its keys.
+func (k Keys) RunPattern(run string) string { return k.runKey(run, "*") }
+
 // Fence is the run's fencing counter, incremented on every lock acquisition.
 func (k Keys) Fence(run string) string { return k.runKey(run, "fence") }
 

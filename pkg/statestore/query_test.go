@@ -3,6 +3,7 @@ package statestore_test
 import (
 	"context"
 	"errors"
+	"path"
 	"strconv"
 	"testing"
 	"time"
@@ -199,4 +200,19 @@ func TestReserveIdempotency(t *testing.T) {
 	got, fresh, _ = e.keys.ReserveIdempotency(e.ctx, e.rdb, "wf", "k:1", "run-b", time.Minute)
 	require.True(t, fresh)
 	require.Equal(t, "run-b", got)
+}
+
+func TestRunPatternMatchesEveryKeyOfTheRunOnly(t *testing.T) {
+	t.Parallel()
+	k := statestore.Keys{Namespace: "ns:"}
+	p := k.RunPattern("r1")
+	for _, key := range []string{k.Run("r1"), k.Nodes("r1"), k.Outputs("r1"), k.Claim("r1", "a", 0, 1)} {
+		ok, err := path.Match(p, key)
+		require.NoError(t, err)
+		require.True(t, ok, "%s does not match %s", key, p)
+	}
+	for _, key := range []string{k.Run("r10"), k.Run("r"), statestore.Keys{}.Run("r1")} {
+		ok, _ := path.Match(p, key)
+		require.False(t, ok, "%s matches %s", key, p)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/braidhq/braid/services/api/internal/config"
@@ -29,6 +30,12 @@ func main() {
 		logger.Error("api cannot start", "err", err)
 		os.Exit(2)
 	}
+	prof, err := pprofserve.Start(env.PprofAddr, logger)
+	if err != nil {
+		logger.Error("api cannot start", "err", err)
+		os.Exit(2)
+	}
+	defer prof.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, env, keys, logger); err != nil {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/internal/config"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
@@ -23,6 +24,12 @@ func main() {
 		logger.Error("orchestrator cannot start", "err", err)
 		os.Exit(2)
 	}
+	prof, err := pprofserve.Start(env.PprofAddr, logger)
+	if err != nil {
+		logger.Error("orchestrator cannot start", "err", err)
+		os.Exit(2)
+	}
+	defer prof.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, env, logger); err != nil {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/services/worker/internal/config"
 	"github.com/braidhq/braid/services/worker/workersvc"
 )
@@ -21,6 +22,12 @@ func main() {
 		logger.Error("worker cannot start", "err", err)
 		os.Exit(2)
 	}
+	prof, err := pprofserve.Start(env.PprofAddr, logger)
+	if err != nil {
+		logger.Error("worker cannot start", "err", err)
+		os.Exit(2)
+	}
+	defer prof.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err = workersvc.Run(ctx, env.Service(), logger)
 	stop()

@@ -63,6 +63,13 @@ func (l *leases) touch(run string) bool {
 	return true
 }
 
+// held reports whether run's lock is still held, without marking it used.
+func (l *leases) held(run string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[run] != nil
+}
+
 // release lets go of run's lock now.
 func (l *leases) release(ctx context.Context, run string) {
 	l.mu.Lock()

@@ -114,6 +114,22 @@ func atoi64(s string) int64 {
 	return n
 }
 
+// pruneOwned forgets, at most once per IdleRelease, the cached runs whose
+// lock was released as idle or lost. acquire would reload such a run
+// anyway before using it; without the sweep the cache kept every run this
+// process ever handled, finished ones included, and memory grew with them.
+func (s *Service) pruneOwned(now time.Time) {
+	if now.Sub(s.pruned) < s.cfg.IdleRelease {
+		return
+	}
+	s.pruned = now
+	for run := range s.owned {
+		if !s.leases.held(run) {
+			delete(s.owned, run)
+		}
+	}
+}
+
 // disown forgets a run's cached state and releases its lock.
 func (s *Service) disown(ctx context.Context, run string) {
 	delete(s.owned, run)

@@ -33,6 +33,8 @@ type Service struct {
 	// maintLease and sched are the cluster-wide duties (leader.go).
 	maintLease *leaderLease
 	sched      *scheduler
+	// pruned is when owned was last swept of runs whose lock is gone.
+	pruned time.Time
 	// stopping closes when Run's context ends (ends publish retries).
 	stopping <-chan struct{}
 
@@ -104,6 +106,7 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		case msgs := <-batches:
 			s.handleBatch(ctx, msgs)
+			s.pruneOwned(time.Now())
 		}
 	}
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/bench/internal/workload"
+	"github.com/stretchr/testify/require"
+)
+
+// smokeTimeout bounds the whole smoke run (build included).
+const smokeTimeout = 5 * time.Minute
+
+// TestSmoke runs every workload at tiny sizes against a real stack of
+// separate processes and checks that each printed one well-formed line
+// whose runs succeeded. It asserts no timing: figures on a shared machine
+// are not pass/fail material.
+func TestSmoke(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
+	defer cancel()
+	var out, progress bytes.Buffer
+	err := run(ctx, config{reps: 3, smoke: true}, &out, &progress)
+	require.NoError(t, err, "progress:\n%s", progress.String())
+
+	lines := parseLines(t, out.String())
+	entries := workload.Suite(workload.Smoke)
+	require.Len(t, lines, len(entries), "one line per workload:\n%s", out.String())
+	for _, l := range lines {
+		name, _ := l["workload"].(string)
+		t.Run(name, func(t *testing.T) {
+			requireWellFormed(t, l)
+		})
+	}
+}
+
+// standard are the figures every line carries, each with _min and _max.
+var standard = []string{"wall_ms", "tasks_per_s", "p50_ms", "p99_ms", "rss_mb", "redis_bytes_per_node", "floor_ratio"}
+
+func parseLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "not a JSON object: %s", sc.Text())
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+func requireWellFormed(t *testing.T, l map[string]any) {
+	require.NotEmpty(t, l["workload"])
+	require.NotContains(t, l, "error")
+	require.Greater(t, l["n"], 0.0)
+	require.NotEmpty(t, l["method"])
+	require.NotEmpty(t, l["target"])
+	for _, f := range standard {
+		for _, k := range []string{f, f + "_min", f + "_max"} {
+			require.Contains(t, l, k)
+		}
+	}
+	if skipped, ok := l["skipped"].(string); ok {
+		// Only foreach may be skipped, and only with the honest reason.
+		require.True(t, strings.HasPrefix(l["workload"].(string), "foreach_"), "skipped: %s", skipped)
+		require.True(t, strings.HasPrefix(skipped, "foreach not supported by this build"), skipped)
+		for _, f := range standard {
+			require.Nil(t, l[f], "a skipped line has no figures")
+		}
+		return
+	}
+	require.GreaterOrEqual(t, l["runs"], 3.0)
+	figures := 0
+	for k, v := range l {
+		x, ok := v.(float64)
+		if !ok || k == "n" || k == "runs" {
+			continue
+		}
+		figures++
+		if base, isMin := strings.CutSuffix(k, "_min"); isMin {
+			require.LessOrEqual(t, x, l[base].(float64), "%s above its median", k)
+			require.LessOrEqual(t, l[base].(float64), l[base+"_max"].(float64), "%s_max below its median", base)
+		}
+	}
+	require.Positive(t, figures, "line has no figures")
+}
+
+func TestParseConfig(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"BENCH_SUSTAIN": "60s", "BENCH_ONLY": "diamond"}
+	c, err := parseConfig(nil, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, config{reps: 3, sustain: time.Minute, only: "diamond"}, c)
+
+	c, err = parseConfig([]string{"-sustain", "5s", "-reps", "4", "-smoke"}, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, config{reps: 4, sustain: 5 * time.Second, smoke: true}, c)
+
+	for _, bad := range [][]string{{"-reps", "2"}, {"-reps", "x"}, {"-sustain", "soon"}, {"-sustain", "10ms"}, {"-nope"}} {
+		_, err := parseConfig(bad, func(string) string { return "" })
+		require.Error(t, err, "%v", bad)
+	}
+}

@@ -1,0 +1,26 @@
+module github.com/braidhq/braid/bench
+
+go 1.26.0
+
+require (
+	github.com/braidhq/braid/pkg v0.0.0
+	github.com/braidhq/braid/proto-events v0.0.0
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/segmentio/kafka-go v0.4.51 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace (
+	github.com/braidhq/braid/pkg => ../pkg
+	github.com/braidhq/braid/proto-events => ../proto-events
+)

@@ -1,0 +1,205 @@
+// Package api is the benchmarks' HTTP client of the Braid api: register a
+// workflow, start runs, read runs and tasks. It speaks only the public REST
+// API (SPEC §8).
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// requestTimeout bounds one request.
+const requestTimeout = 30 * time.Second
+
+// Client calls one api with one key. Safe for concurrent use.
+type Client struct {
+	base, key string
+	hc        *http.Client
+}
+
+// New returns a client of the api at base (e.g. http://127.0.0.1:8080)
+// authenticating with key. It keeps up to conns idle connections, so many
+// goroutines can call it without re-dialing.
+func New(base, key string, conns int) *Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = conns, conns
+	return &Client{base: base, key: key, hc: &http.Client{Timeout: requestTimeout, Transport: tr}}
+}
+
+// StatusError is an answer with an unexpected HTTP status.
+type StatusError struct {
+	Method, Path string
+	Status       int
+	Body         string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s %s answered %d: %.300s", e.Method, e.Path, e.Status, e.Body)
+}
+
+// Do sends a request with body (nil for none), requires status want and
+// decodes the answer into out (when non-nil).
+func (c *Client) Do(ctx context.Context, method, path string, body []byte, want int, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("X-API-Key", c.key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if resp.StatusCode != want {
+		return &StatusError{Method: method, Path: path, Status: resp.StatusCode, Body: string(b)}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// Register posts a workflow definition (JSON) and returns its name.
+func (c *Client) Register(ctx context.Context, def []byte) (string, error) {
+	var ref struct {
+		Name string `json:"name"`
+	}
+	err := c.Do(ctx, http.MethodPost, "/workflows", def, http.StatusCreated, &ref)
+	return ref.Name, err
+}
+
+// Start requests a run of workflow with an empty input and returns its id.
+func (c *Client) Start(ctx context.Context, workflow string) (string, error) {
+	var out struct {
+		RunID string `json:"run_id"`
+	}
+	if err := c.Do(ctx, http.MethodPost, "/workflows/"+url.PathEscape(workflow)+"/runs", []byte(`{"input":{}}`), http.StatusAccepted, &out); err != nil {
+		return "", err
+	}
+	if out.RunID == "" {
+		return "", fmt.Errorf("start workflow=%s: answer has no run_id", workflow)
+	}
+	return out.RunID, nil
+}
+
+// Run is the part of GET /runs/{id} the benchmarks read.
+type Run struct {
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+	Error      string `json:"error"`
+	CreatedAt  string `json:"created_at"`
+	StartedAt  string `json:"started_at"`
+	FinishedAt string `json:"finished_at"`
+	Nodes      []Node `json:"nodes"`
+}
+
+// Node is one node of a Run.
+type Node struct {
+	ID         string `json:"id"`
+	State      string `json:"state"`
+	QueuedAt   string `json:"queued_at"`
+	FinishedAt string `json:"finished_at"`
+}
+
+// Terminal reports whether the run has ended.
+func (r Run) Terminal() bool {
+	return r.Status == "succeeded" || r.Status == "failed" || r.Status == "cancelled"
+}
+
+// WallMs is finished_at − created_at in milliseconds (the api writes both
+// with millisecond precision), or an error when either is missing.
+func (r Run) WallMs() (float64, error) {
+	c, err1 := time.Parse(time.RFC3339Nano, r.CreatedAt)
+	f, err2 := time.Parse(time.RFC3339Nano, r.FinishedAt)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("run %s: created_at %q or finished_at %q unreadable", r.ID, r.CreatedAt, r.FinishedAt)
+	}
+	return float64(f.Sub(c).Microseconds()) / 1000, nil
+}
+
+// GetRun reads a run.
+func (c *Client) GetRun(ctx context.Context, id string) (Run, error) {
+	var r Run
+	err := c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, http.StatusOK, &r)
+	return r, err
+}
+
+// WaitRun polls GET /runs/{id} every pause until the run is terminal or
+// within passes, and returns it.
+func (c *Client) WaitRun(ctx context.Context, id string, within, pause time.Duration) (Run, error) {
+	deadline := time.Now().Add(within)
+	for {
+		r, err := c.GetRun(ctx, id)
+		if err != nil {
+			return r, err
+		}
+		if r.Terminal() {
+			return r, nil
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("run %s not finished within %s (status %s)", id, within, r.Status)
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// Task is the part of GET /runs/{id}/tasks/{node} the benchmarks read.
+type Task struct {
+	State  string          `json:"state"`
+	Output json.RawMessage `json:"output"`
+}
+
+// GetTask reads one node of a run with its output.
+func (c *Client) GetTask(ctx context.Context, run, node string) (Task, error) {
+	var t Task
+	err := c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(run)+"/tasks/"+url.PathEscape(node), nil, http.StatusOK, &t)
+	return t, err
+}
+
+// Ready reports whether /readyz answers 200 and GET /workers lists every one of workers.
+func (c *Client) Ready(ctx context.Context, workers []string) bool {
+	if c.Do(ctx, http.MethodGet, "/readyz", nil, http.StatusOK, nil) != nil {
+		return false
+	}
+	var list struct {
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	if c.Do(ctx, http.MethodGet, "/workers", nil, http.StatusOK, &list) != nil {
+		return false
+	}
+	live := map[string]bool{}
+	for _, w := range list.Items {
+		live[w.ID] = true
+	}
+	for _, w := range workers {
+		if !live[w] {
+			return false
+		}
+	}
+	return true
+}

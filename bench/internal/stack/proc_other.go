@@ -1,0 +1,8 @@
+//go:build !linux
+
+package stack
+
+import "syscall"
+
+// procAttrs has no parent-death signal outside Linux.
+func procAttrs() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,82 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// costSmallNodes is the size of the small DAG of the cost comparison.
+const costSmallNodes = 10
+
+// CompletionCost compares the orchestrator's CPU time per completed node in
+// one large fan-out + join with the same number of completions spread over
+// 10-node fan-outs started at once.
+func CompletionCost(ctx context.Context, e *Env) (Line, error) {
+	n := e.Sizes.CostNodes
+	small := max(n/costSmallNodes, 1)
+	l := Line{Workload: "completion_cost_large_vs_small", N: n, Runs: e.Reps,
+		Target: "≤ 1.5× at 100,000 nodes vs 10 nodes (measured here at the definition limit, 10,000)",
+		Method: fmt.Sprintf("cost_ratio: orchestrator CPU (utime+stime from /proc, 10 ms ticks) per completed node in one %d-node fan-out + join, "+
+			"divided by the same in %d runs of a %d-node fan-out + join started at once (as many completions, both fully parallel); "+
+			"cpu_us_per_node_large/_small: those costs; wall_ms: the large run, created → finished", n, small, costSmallNodes)}
+	s, err := e.startSession(ctx, l.Workload, "")
+	if err != nil {
+		return l, err
+	}
+	defer s.close()
+	big, err := s.api.Register(ctx, fanOutDef("large", n))
+	if err != nil {
+		return l, err
+	}
+	little, err := s.api.Register(ctx, fanOutDef("small", costSmallNodes))
+	if err != nil {
+		return l, err
+	}
+	var large, smallCost, ratio, wall []float64
+	for rep := range e.Reps {
+		var w float64
+		lc, err := s.cpuPerNode(n, func() error {
+			r, err := s.runOnce(ctx, big, bigRunTimeout)
+			w, _ = r.WallMs()
+			return err
+		})
+		if err != nil {
+			return l, fmt.Errorf("%s rep %d large: %w", l.Workload, rep+1, err)
+		}
+		sc, err := s.cpuPerNode(small*costSmallNodes, func() error {
+			ids, err := s.startMany(ctx, little, small)
+			if err == nil {
+				_, err = s.waitAll(ctx, ids, bigRunTimeout)
+			}
+			return err
+		})
+		if err != nil {
+			return l, fmt.Errorf("%s rep %d small: %w", l.Workload, rep+1, err)
+		}
+		large, smallCost, ratio, wall = append(large, lc), append(smallCost, sc), append(ratio, lc/sc), append(wall, w)
+		e.Log.Info(l.Workload, "rep", rep+1, "cpu_us_large", lc, "cpu_us_small", sc)
+	}
+	l.set("wall_ms", wall)
+	l.set("cost_ratio", ratio)
+	l.set("cpu_us_per_node_large", large)
+	l.set("cpu_us_per_node_small", smallCost)
+	return l, nil
+}
+
+// cpuPerNode runs work and returns the orchestrator's CPU microseconds it
+// took per node.
+func (s *session) cpuPerNode(nodes int, work func() error) (float64, error) {
+	before, err := s.svc.Orchestrator.CPU()
+	if err != nil {
+		return 0, err
+	}
+	if err := work(); err != nil {
+		return 0, err
+	}
+	after, err := s.svc.Orchestrator.CPU()
+	if err != nil {
+		return 0, err
+	}
+	return float64((after-before)/time.Microsecond) / float64(nodes), nil
+}

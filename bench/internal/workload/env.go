@@ -1,0 +1,178 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/braidhq/braid/bench/internal/api"
+	"github.com/braidhq/braid/bench/internal/stack"
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/redis/go-redis/v9"
+)
+
+// Sizes are the workloads' sizes; Full and Smoke are the two presets.
+type Sizes struct {
+	FloorHops       int           // sequential hops of the latency floor
+	FloorMessages   int           // hops of the throughput floor
+	HopChain        int           // nodes of the per-hop chain
+	SingleRuns      int           // sequential 1-node runs per repetition
+	FanOut          int           // nodes of the small fan-out + join
+	Chain           int           // nodes of the chain measured by wall time
+	BigFanOut       int           // nodes of the large fan-out + join
+	Diamonds        int           // concurrent 10-node diamond runs
+	Sustain         time.Duration // how long the diamond load is held
+	MemNodes        int           // nodes of the fan-out whose Redis memory is counted
+	InFlightRuns    int           // BigFanOut runs started at once for the RSS figure
+	CostNodes       int           // nodes of the large DAG of the cost comparison
+	ForeachItems    int           // items of the foreach
+	WorkerProcesses int           // worker processes of each stack
+}
+
+// Full are the sizes of `make bench` (issue 6's table).
+var Full = Sizes{
+	FloorHops: 2000, FloorMessages: 50000, HopChain: 100, SingleRuns: 200, FanOut: 1000, Chain: 1000,
+	BigFanOut: 10000, Diamonds: 1000, Sustain: 20 * time.Second, MemNodes: 1000, InFlightRuns: 10,
+	CostNodes: 10000, ForeachItems: 100000, WorkerProcesses: 2,
+}
+
+// Smoke are tiny sizes for the test that keeps the bench from rotting.
+var Smoke = Sizes{
+	FloorHops: 50, FloorMessages: 500, HopChain: 10, SingleRuns: 5, FanOut: 20, Chain: 20,
+	BigFanOut: 50, Diamonds: 10, Sustain: 2 * time.Second, MemNodes: 20, InFlightRuns: 2,
+	CostNodes: 50, ForeachItems: 100, WorkerProcesses: 1,
+}
+
+// Env is what every workload shares: the binaries, the infrastructure and
+// the settings. Workloads start their own services on Infra.
+type Env struct {
+	Bins  stack.Binaries
+	Infra *stack.Infra
+	// Redis is a client of Infra's Redis, for read-only inspection.
+	Redis *redis.Client
+	// Dir holds the processes' logs.
+	Dir string
+	// Reps is how many times each measurement is repeated (≥ 3).
+	Reps  int
+	Sizes Sizes
+	// Log receives progress.
+	Log *slog.Logger
+	// Floor is the transport floor, measured first.
+	Floor FloorFigures
+	// Profile, when set, asks for an orchestrator CPU profile of the
+	// repetition of the named workload, written to ProfilePath.
+	Profile, ProfilePath string
+}
+
+// FloorFigures are the medians of the transport floor.
+type FloorFigures struct {
+	// HopP50Ms and HopP99Ms are the latency of one sequential floor hop.
+	HopP50Ms, HopP99Ms float64
+	// HopsPerS is the floor's batched throughput in hops per second.
+	HopsPerS float64
+}
+
+// runResult is a finished run as the api shows it.
+type runResult = api.Run
+
+// session is one workload's services and clients.
+type session struct {
+	env  *Env
+	svc  *stack.Services
+	api  *api.Client
+	keys statestore.Keys
+	bus  eventbus.Config
+}
+
+// warmTimeout bounds the first run of a session (the orchestrator's and
+// workers' consumer-group joins happen during it).
+const warmTimeout = 90 * time.Second
+
+// startSession starts fresh services (fresh processes, so their memory
+// figures belong to this workload alone) with pprof on the orchestrator
+// when profile is set, and completes one warm-up run.
+func (e *Env) startSession(ctx context.Context, name string, pprofAddr string) (*session, error) {
+	dir := filepath.Join(e.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	opts := stack.Options{Workers: e.Sizes.WorkerProcesses, OrchestratorPprof: pprofAddr}
+	svc, err := stack.StartServices(e.Infra, e.Bins, dir, opts, func(s *stack.Services) bool {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		return api.New(s.URL, s.Key, 1).Ready(rctx, s.WorkerIDs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s := &session{env: e, svc: svc, api: api.New(svc.URL, svc.Key, 256), keys: statestore.Keys{Namespace: svc.Namespace},
+		bus: eventbus.Config{Brokers: []string{e.Infra.Kafka}, TopicPrefix: svc.TopicPrefix, ClientID: "braid-bench"}}
+	if err := s.warmUp(ctx); err != nil {
+		_ = svc.Stop()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+// warmUp registers and completes a 3-node chain.
+func (s *session) warmUp(ctx context.Context) error {
+	wf, err := s.api.Register(ctx, chainDef("warmup", 3))
+	if err != nil {
+		return err
+	}
+	_, err = s.runOnce(ctx, wf, warmTimeout)
+	return err
+}
+
+// close stops the services.
+func (s *session) close() {
+	if err := s.svc.Stop(); err != nil {
+		s.env.Log.Warn("stop services", "err", err)
+	}
+}
+
+// runOnce starts a run of wf and waits until it ends; a run that did not
+// succeed is an error.
+func (s *session) runOnce(ctx context.Context, wf string, within time.Duration) (api.Run, error) {
+	id, err := s.api.Start(ctx, wf)
+	if err != nil {
+		return api.Run{}, err
+	}
+	return s.waitSucceeded(ctx, id, within)
+}
+
+// waitSucceeded polls the run until it ends and requires it succeeded.
+func (s *session) waitSucceeded(ctx context.Context, id string, within time.Duration) (api.Run, error) {
+	r, err := s.api.WaitRun(ctx, id, within, 10*time.Millisecond)
+	if err != nil {
+		if aerr := s.svc.Alive(); aerr != nil {
+			err = fmt.Errorf("%w (%v)", err, aerr)
+		}
+		return r, err
+	}
+	if r.Status != "succeeded" {
+		return r, fmt.Errorf("run %s ended %s: %s", id, r.Status, r.Error)
+	}
+	return r, nil
+}
+
+// orchestratorPeak resets the orchestrator's VmHWM; read it with orchestratorMem.
+func (s *session) orchestratorPeak() {
+	if err := s.svc.Orchestrator.ResetPeak(); err != nil {
+		s.env.Log.Warn("reset peak", "err", err)
+	}
+}
+
+// rssMB returns the orchestrator's VmHWM in MiB (NaN when unreadable).
+func (s *session) rssMB() float64 {
+	m, err := s.svc.Orchestrator.ReadMem()
+	if err != nil {
+		s.env.Log.Warn("read orchestrator memory", "err", err)
+		return nanF()
+	}
+	return m.HWM
+}

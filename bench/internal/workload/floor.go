@@ -1,0 +1,74 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/braidhq/braid/bench/internal/floor"
+	"github.com/braidhq/braid/bench/internal/stats"
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+)
+
+// floorInflight is how many records circulate in the throughput floor.
+const floorInflight = 1000
+
+// TransportFloor measures the floor loop (package floor) on the stack's
+// broker and Redis, and records the medians in e.Floor for the ratios of
+// every later line.
+func TransportFloor(ctx context.Context, e *Env) (Line, error) {
+	l := Line{Workload: "transport_floor", N: e.Sizes.FloorHops, Runs: e.Reps,
+		Target: "reference: what one hop costs on this broker and Redis",
+		Method: "a minimal loop on the services' eventbus settings: fetch a record from a kfake topic, HSET one node-record-sized field, publish the next record (RequireAll), commit. " +
+			"p50_ms/p99_ms: client-clock gap between consecutive consumes of one record circulating alone (n sequential hops); wall_ms: those n hops; " +
+			"tasks_per_s: hops per second with 1000 records circulating, batches of up to 512 per fetch, one pipelined HSET round trip and one publish per batch"}
+	var p50, p99, wall, tput []float64
+	for rep := range e.Reps {
+		id, err := uniqueTag()
+		if err != nil {
+			return l, err
+		}
+		bus := eventbus.Config{Brokers: []string{e.Infra.Kafka}, TopicPrefix: "floor" + id + "."}
+		lp, err := floor.Open(ctx, bus, e.Redis, statestore.Keys{Namespace: "floor" + id + ":"})
+		if err != nil {
+			return l, err
+		}
+		gaps, err := lp.Latency(ctx, e.Sizes.FloorHops)
+		if err == nil {
+			var hps float64
+			hps, err = lp.Throughput(ctx, e.Sizes.FloorMessages, min(floorInflight, e.Sizes.FloorMessages))
+			tput = append(tput, hps)
+		}
+		_ = lp.Close()
+		if err != nil {
+			return l, fmt.Errorf("transport floor rep %d: %w", rep+1, err)
+		}
+		p50, p99 = append(p50, stats.Percentile(gaps, 50)), append(p99, stats.Percentile(gaps, 99))
+		wall = append(wall, sum(gaps))
+		e.Log.Info("transport floor", "rep", rep+1, "p50_ms", p50[rep], "p99_ms", p99[rep], "hops_per_s", math.Round(tput[rep]))
+	}
+	l.set("p50_ms", p50)
+	l.set("p99_ms", p99)
+	l.set("wall_ms", wall)
+	l.set("tasks_per_s", tput)
+	l.set("floor_ratio", repeat(1.0, e.Reps))
+	e.Floor = FloorFigures{HopP50Ms: l.Figures["p50_ms"].Median, HopP99Ms: l.Figures["p99_ms"].Median, HopsPerS: l.Figures["tasks_per_s"].Median}
+	return l, nil
+}
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+func repeat(x float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}

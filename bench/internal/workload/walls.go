@@ -1,0 +1,79 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// bigRunTimeout bounds one large run.
+const bigRunTimeout = 5 * time.Minute
+
+// wallSpec is a workload measured by the wall time of one run.
+type wallSpec struct {
+	name, target string
+	nodes        int
+	def          []byte
+	// depth is the number of nodes on the critical path (for the floor).
+	depth int
+}
+
+// FanOutJoin runs a root, nodes-2 parallel noops and a join, Reps times.
+func FanOutJoin(nodes int, target string) Workload {
+	return func(ctx context.Context, e *Env) (Line, error) {
+		name := fmt.Sprintf("fanout_%d_join", nodes)
+		return wallWorkload(ctx, e, wallSpec{name: name, target: target, nodes: nodes, def: fanOutDef("fanout", nodes), depth: 3})
+	}
+}
+
+// Chain runs a chain of nodes noops, Reps times.
+func Chain(nodes int, target string) Workload {
+	return func(ctx context.Context, e *Env) (Line, error) {
+		name := fmt.Sprintf("chain_%d", nodes)
+		return wallWorkload(ctx, e, wallSpec{name: name, target: target, nodes: nodes, def: chainDef("chain", nodes), depth: nodes})
+	}
+}
+
+// wallWorkload runs spec.def Reps times in a fresh session.
+func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
+	l := Line{Workload: spec.name, N: spec.nodes, Runs: e.Reps, Target: spec.target,
+		Method: "wall_ms: run created_at → finished_at as the api reports them (ms; API accept to run finished); tasks_per_s: nodes / wall; " +
+			"rss_mb: orchestrator VmHWM during the run (fresh processes per workload, peak reset before each repetition); " +
+			"redis_bytes_per_node: MEMORY USAGE (SAMPLES 0) of the run's keys, outputs hash excluded, / nodes; " +
+			"floor_ratio: wall / floor, floor = 2 messages per node at the floor's batched hops/s + critical-path nodes × 2 floor hop p50"}
+	s, err := e.startSession(ctx, spec.name, "")
+	if err != nil {
+		return l, err
+	}
+	defer s.close()
+	wf, err := s.api.Register(ctx, spec.def)
+	if err != nil {
+		return l, err
+	}
+	var wall, rss, mem []float64
+	for rep := range e.Reps {
+		s.orchestratorPeak()
+		r, err := s.runOnce(ctx, wf, bigRunTimeout)
+		if err != nil {
+			return l, fmt.Errorf("%s rep %d: %w", spec.name, rep+1, err)
+		}
+		w, err := r.WallMs()
+		if err != nil {
+			return l, err
+		}
+		bpn, err := s.runBytesPerNode(ctx, r.ID, spec.nodes)
+		if err != nil {
+			return l, err
+		}
+		wall, rss, mem = append(wall, w), append(rss, s.rssMB()), append(mem, bpn)
+		e.Log.Info(spec.name, "rep", rep+1, "wall_ms", w, "rss_mb", rss[rep], "redis_bytes_per_node", bpn)
+	}
+	l.set("wall_ms", wall)
+	l.set("tasks_per_s", perSecond(float64(spec.nodes), wall))
+	l.set("rss_mb", rss)
+	l.set("redis_bytes_per_node", mem)
+	floorMs := 2*float64(spec.nodes)/e.Floor.HopsPerS*1000 + float64(spec.depth)*2*e.Floor.HopP50Ms
+	l.set("floor_ratio", ratios(wall, floorMs))
+	l.set("floor_ms", repeat(floorMs, len(wall)))
+	return l, nil
+}

@@ -1,0 +1,81 @@
+// Package pprofserve serves the Go runtime profiles (net/http/pprof) on an
+// opt-in address, so a running service can be profiled with
+// `go tool pprof http://ADDR/debug/pprof/profile`. Services turn it on with
+// BRAID_PPROF_ADDR; it is off by default. The profiles reveal internals
+// (goroutine stacks, command lines), so bind it to loopback or a private
+// interface only: it has no authentication.
+package pprofserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+)
+
+// shutdownTimeout bounds how long Stop waits for profile requests in flight
+// (a CPU profile request lasts as long as its ?seconds= asks).
+const shutdownTimeout = 2 * time.Second
+
+// Server is a running profile server. Stop it with Stop.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+}
+
+// Start listens on addr (host:port) and serves /debug/pprof/ there in a
+// goroutine. An empty addr means off: Start returns nil and no error, and
+// Stop on a nil *Server does nothing. A listen error is returned at once,
+// so a bad BRAID_PPROF_ADDR stops the service at start-up.
+func Start(addr string, logger *slog.Logger) (*Server, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof listen addr=%s: %w", addr, err)
+	}
+	s := &Server{srv: &http.Server{Handler: Handler(), ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("pprof server stopped", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	logger.Info("pprof listening", "addr", ln.Addr().String())
+	return s, nil
+}
+
+// Addr is the address the server listens on (useful with port 0).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Stop shuts the server down, waiting at most shutdownTimeout for requests
+// in flight. It is safe on a nil *Server and safe to call twice.
+func (s *Server) Stop() {
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		_ = s.srv.Close()
+	}
+	<-s.done
+}
+
+// Handler returns a mux with the net/http/pprof endpoints under
+// /debug/pprof/, built without touching http.DefaultServeMux.
+func Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}

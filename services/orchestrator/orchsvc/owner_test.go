@@ -1,0 +1,31 @@
+package orchsvc
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPruneOwnedForgetsRunsWithoutLock(t *testing.T) {
+	t.Parallel()
+	s := &Service{
+		cfg:    Config{IdleRelease: time.Second},
+		owned:  map[string]*owned{"held": {}, "released": {}},
+		leases: newLeases(nil, 6*time.Second, time.Second, slog.New(slog.DiscardHandler)),
+	}
+	s.leases.add("held", nil)
+	now := time.Now()
+	s.pruneOwned(now)
+	require.Contains(t, s.owned, "held")
+	require.NotContains(t, s.owned, "released")
+
+	// Not again before IdleRelease has passed.
+	s.owned["later"] = &owned{}
+	s.pruneOwned(now.Add(500 * time.Millisecond))
+	require.Contains(t, s.owned, "later")
+	s.pruneOwned(now.Add(time.Second))
+	require.NotContains(t, s.owned, "later")
+	require.Contains(t, s.owned, "held")
+}
