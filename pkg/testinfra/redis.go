@@ -1,12 +1,14 @@
 package testinfra
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os/exec"
 	"strconv"
 	"testing"
 
+	"github.com/braidhq/braid/pkg/redisproc"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,7 +31,7 @@ type Redis struct {
 
 	bin  string
 	port int
-	proc *process
+	proc *redisproc.Server
 }
 
 // StartRedis spawns redis-server on a free loopback port with AOF on
@@ -61,7 +63,7 @@ func StartRedis(t testing.TB) *Redis {
 // crash: writes not yet in the append-only file are lost.
 func (r *Redis) Kill() {
 	if r.proc != nil {
-		r.proc.kill()
+		r.proc.Kill()
 		r.proc = nil
 	}
 }
@@ -96,7 +98,9 @@ func (r *Redis) setPort(port int) {
 // stop terminates the running server, if any.
 func (r *Redis) stop() {
 	if r.proc != nil {
-		r.proc.stop()
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		_ = r.proc.Stop(ctx) // SIGKILL after stopTimeout
 		r.proc = nil
 	}
 }

@@ -3,6 +3,7 @@ package testinfra
 import (
 	"bytes"
 	"context"
+	"github.com/braidhq/braid/pkg/redisproc"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,7 +45,7 @@ func TestRedisKillRestartKeepsAOFData(t *testing.T) {
 
 	addr := r.Addr
 	r.Kill()
-	require.Error(t, ping(r.Addr), "server still answers after Kill")
+	require.Error(t, redisproc.Ping(r.Addr), "server still answers after Kill")
 
 	r.Restart(t)
 	require.Equal(t, addr, r.Addr)
