@@ -45,7 +45,8 @@ proto:
 
 ## run: start the whole stack in one process (braid dev)
 run: deps
-	$(GO) run ./cmd/braid dev
+	@$(GO) build -o .braid/bin/braid ./cmd/braid
+	@exec .braid/bin/braid dev
 
 ## bench: load the real stack (separate processes) and print one JSON line per workload
 ##        (BENCH_SUSTAIN=60s, BENCH_REPS=3, BENCH_ONLY=diamond,fanout, BENCH_PROFILE=cpu.pprof)
