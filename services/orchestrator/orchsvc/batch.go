@@ -159,7 +159,10 @@ func (s *Service) apply(ctx context.Context, g *runBatch) error {
 func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 	if g.o.run == nil {
 		if in.reconcile {
-			return // not started yet: the api recorded it, its start is on its way
+			// Not started: its start is on its way, or was lost with the
+			// process that recorded it.
+			s.recoverPending(ctx, g, in.ev.(core.Reconcile).Now)
+			return
 		}
 		if in.start == nil {
 			g.orphans = append(g.orphans, in.msg)

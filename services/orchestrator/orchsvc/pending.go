@@ -1,0 +1,47 @@
+package orchsvc
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+)
+
+// PendingRestartAfter is how old a run's pending record must be, with the
+// run still not started, before the reconciler requests its start again.
+// The api (or the scheduler) writes the record and then publishes the
+// start; if it died in between, nobody else would ever start the run.
+const PendingRestartAfter = 30 * time.Second
+
+// recoverPending is the reconciler's repair of a run that was recorded
+// pending but never started: once the record is PendingRestartAfter old it
+// publishes RunStartRequested again from the record (a duplicate start is
+// ignored by the core); an active-index entry with no record is dropped.
+func (s *Service) recoverPending(ctx context.Context, g *runBatch, now int64) {
+	f, err := s.rdb.HGetAll(ctx, s.keys.Run(g.run)).Result()
+	switch {
+	case err != nil:
+		return // Redis trouble: the next reconcile asks again
+	case len(f) == 0:
+		g.dropActive = true
+		return
+	case f[statestore.FieldStatus] != "pending" || now-atoi64(f[statestore.FieldCreated]) < PendingRestartAfter.Milliseconds():
+		return
+	}
+	version, _ := strconv.Atoi(f[statestore.FieldVersion])
+	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, g.run, &eventsv1.RunStartRequested{
+		RunId: g.run, Workflow: f[statestore.FieldWorkflow], Version: int32(version), Input: []byte(f[statestore.FieldInput]),
+		RequestedAtMs: atoi64(f[statestore.FieldCreated]), RequestedBy: f[statestore.FieldRequestedBy],
+	})
+	if err == nil {
+		err = s.prod.Publish(ctx, m)
+	}
+	if err != nil {
+		s.log.Warn("re-request the start of a pending run", "run_id", g.run, "err", err)
+		return
+	}
+	s.log.Info("re-requested the start of a run recorded but never started", "run_id", g.run, "workflow", f[statestore.FieldWorkflow])
+}
