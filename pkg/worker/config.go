@@ -94,6 +94,7 @@ func (c Config) withDefaults() Config {
 	c.LogFlushInterval = cmp.Or(c.LogFlushInterval, DefaultLogFlushInterval)
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
+	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c
 }
 
