@@ -90,6 +90,35 @@ func TestHeartbeatKeepsClaimAlive(t *testing.T) {
 	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
 }
 
+// TestHeartbeatFollowsShortHeartbeatTimeout gives the worker an hour-long
+// HeartbeatInterval and a dispatch whose heartbeat timeout (the claim TTL)
+// is 1.5 s: the claim must still be refreshed, at least every third of its
+// own timeout, and never lapse while the handler runs.
+func TestHeartbeatFollowsShortHeartbeatTimeout(t *testing.T) {
+	t.Parallel()
+	h := newBlocker()
+	b := setup(t, map[string]worker.Handler{"block": h}, func(c *worker.Config) { c.HeartbeatInterval = time.Hour })
+	d := b.queued("run1", "a", "block", `{}`)
+	d.HeartbeatTimeoutMs = 1500
+	b.dispatch(d)
+	waitChan(t, h.started, "handler start")
+	claim := b.keys.Claim("run1", "a", 0, 1)
+	every := time.NewTicker(tick)
+	defer every.Stop()
+	last, refreshes := time.Duration(1<<62), 0
+	for i := 0; refreshes < 3 && i < int(within/tick); i++ {
+		<-every.C
+		ttl := b.rdb.PTTL(context.Background(), claim).Val()
+		require.Positive(t, ttl, "the claim lapsed while its attempt ran")
+		if ttl > last {
+			refreshes++
+		}
+		last = ttl
+	}
+	require.Equal(t, 3, refreshes, "claim TTL never refreshed")
+	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
+}
+
 func TestShutdownHandsBackUnfinishedAttempt(t *testing.T) {
 	t.Parallel()
 	h := newBlocker()
