@@ -24,8 +24,10 @@ type faultStack struct {
 	broker *proc
 	rdb    *redis.Client
 	keys   statestore.Keys
-	// parents maps workflow name → node id → parent ids, for the checker.
+	// parents maps workflow name → node id → parent ids, and rules the same
+	// to trigger rules ("" for the default), for the checker.
 	parents map[string]map[string][]string
+	rules   map[string]map[string]string
 }
 
 // startFaultStack starts redis-server, the broker and a stack on them; all
@@ -57,7 +59,8 @@ func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 	t.Cleanup(stop)
 	s.dumpOnFailure(t)
 	return &faultStack{Stack: s, t: t, redis: r, broker: broker, rdb: r.Client(t),
-		keys: statestore.Keys{Namespace: s.Namespace}, parents: map[string]map[string][]string{}}
+		keys: statestore.Keys{Namespace: s.Namespace},
+		parents: map[string]map[string][]string{}, rules: map[string]map[string]string{}}
 }
 
 // kill SIGKILLs p; restart starts it again with its environment.
