@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/worker"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -139,9 +140,20 @@ func TestShutdownHandsBackUnfinishedAttempt(t *testing.T) {
 	require.ErrorIs(t, b.rdb.Get(context.Background(), claim).Err(), redis.Nil, "claim not handed back")
 	require.EqualValues(t, 1, b.w.Stats().HandedBack)
 	require.False(t, b.rdb.HExists(context.Background(), b.keys.Workers(), b.w.ID()).Val(), "registry entry left behind")
-	for _, r := range b.resultsOf("run1", "a") {
-		require.Equal(t, running, r.GetStatus(), "a handed-back attempt publishes no result")
-	}
+	var handedBack []*eventsv1.TaskResult
+	require.Eventually(t, func() bool {
+		handedBack = handedBack[:0]
+		for _, r := range b.resultsOf("run1", "a") {
+			if r.GetStatus() != running {
+				handedBack = append(handedBack, r)
+			}
+		}
+		return len(handedBack) > 0
+	}, within, tick, "no hand-back result")
+	require.Len(t, handedBack, 1, "a handed-back attempt publishes only its hand-back")
+	require.True(t, handedBack[0].GetHandedBack())
+	require.Equal(t, failed, handedBack[0].GetStatus())
+	require.Contains(t, handedBack[0].GetError(), "handed back")
 }
 
 func TestShutdownLetsAttemptsFinish(t *testing.T) {
