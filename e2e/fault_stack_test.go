@@ -59,7 +59,7 @@ func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 	t.Cleanup(stop)
 	s.dumpOnFailure(t)
 	return &faultStack{Stack: s, t: t, redis: r, broker: broker, rdb: r.Client(t),
-		keys: statestore.Keys{Namespace: s.Namespace},
+		keys:    statestore.Keys{Namespace: s.Namespace},
 		parents: map[string]map[string][]string{}, rules: map[string]map[string]string{}}
 }
 
