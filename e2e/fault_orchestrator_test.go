@@ -59,7 +59,7 @@ func TestFaultOrchestratorKill9(t *testing.T) {
 	orch := f.orchs[0]
 	for k := range kills {
 		ids = append(ids, startRuns(c, wf, runs/kills)...)
-		f.waitGroupSettled(orchestratorGroup, 1)
+		f.waitJoined(orch)
 		f.hold(between(rnd, 200*time.Millisecond, 1500*time.Millisecond))
 		active := f.activeRuns()
 		f.kill(orch)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/testinfra"
 	"github.com/redis/go-redis/v9"
-	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -152,29 +152,26 @@ func (f *faultStack) activeRuns() int64 {
 	return n
 }
 
-// Consumer groups of the stack's services (orchsvc.GroupID, worker.DefaultGroup).
-const workerGroup = "braid-workers"
-
-// waitGroupSettled waits until consumer group is Stable with exactly n
-// members, so that a process about to be killed has finished joining.
-// kfake never expires a member whose JoinGroup answer could not be
-// delivered (its process was killed mid-join) once the rest of the group
-// has synced: that member's partitions stay assigned to nobody until the
-// group's next membership change. Real Kafka expires it after its session
-// timeout. The kill loops therefore hurt a process only once its group has
-// settled, which still kills it at a random moment of its work.
-func (f *faultStack) waitGroupSettled(group string, n int) {
+// waitJoined waits until p, since its last (re)start, has joined its
+// consumer group: kafka-go logs "Joined group" (at debug, the stack's
+// level) once it received the coordinator's JoinGroup answer. kfake never
+// expires a member whose JoinGroup answer it could not deliver (its
+// process was killed mid-join) once the rest of the group has synced: that
+// member's partitions stay assigned to nobody until the group's next
+// membership change, where real Kafka would expire it after its session
+// timeout. The kill loops therefore hurt a process only once it has
+// joined, which still kills it at a random moment of its work.
+func (f *faultStack) waitJoined(p *proc) {
 	f.t.Helper()
-	client := &kafka.Client{Addr: kafka.TCP(f.Kafka), Timeout: 5 * time.Second}
-	var state string
-	var members int
 	err := poll(60*time.Second, func() (bool, error) {
-		resp, err := client.DescribeGroups(f.ctx(10*time.Second), &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
-		if err != nil || len(resp.Groups) != 1 || resp.Groups[0].Error != nil {
-			return false, nil
+		if p.exited() {
+			return false, errExited(p)
 		}
-		state, members = resp.Groups[0].GroupState, len(resp.Groups[0].Members)
-		return state == "Stable" && members == n, nil
+		log := p.log()
+		if i := strings.LastIndex(log, "==== start "); i >= 0 {
+			log = log[i:]
+		}
+		return strings.Contains(log, "Joined group"), nil
 	})
-	require.NoError(f.t, err, "group %s did not settle with %d members (last: %s with %d)", group, n, state, members)
+	require.NoError(f.t, err, "%s pid=%d never joined its consumer group", p.name, p.pid())
 }

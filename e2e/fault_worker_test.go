@@ -49,7 +49,9 @@ func TestFaultWorkerKill9(t *testing.T) {
 	rnd := faultRand(t)
 	kills := 0
 	for range scale(3, 30) {
-		f.waitGroupSettled(workerGroup, len(f.workerProcs))
+		for _, w := range f.workerProcs {
+			f.waitJoined(w)
+		}
 		f.hold(between(rnd, 1500*time.Millisecond, 3*time.Second))
 		busy := f.busyWorkers(ids)
 		if len(busy) == 0 {
