@@ -3,6 +3,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +26,9 @@ type faultNode struct {
 	DependsOn        []string       `json:"depends_on,omitempty"`
 	HeartbeatTimeout string         `json:"heartbeat_timeout,omitempty"`
 	Retry            map[string]any `json:"retry,omitempty"`
+	TriggerRule      string         `json:"trigger_rule,omitempty"`
+	When             string         `json:"when,omitempty"`
+	Foreach          string         `json:"foreach,omitempty"`
 }
 
 // register registers a workflow of nodes under a unique name made from
@@ -33,11 +38,11 @@ func (f *faultStack) register(c *apiClient, prefix string, nodes []faultNode) st
 	def, err := json.Marshal(map[string]any{"name": wfName(f.t, prefix), "nodes": nodes})
 	require.NoError(f.t, err)
 	name, _ := c.register(def)
-	parents := map[string][]string{}
+	parents, rules := map[string][]string{}, map[string]string{}
 	for _, n := range nodes {
-		parents[n.ID] = n.DependsOn
+		parents[n.ID], rules[n.ID] = n.DependsOn, n.TriggerRule
 	}
-	f.parents[name] = parents
+	f.parents[name], f.rules[name] = parents, rules
 	return name
 }
 
@@ -68,10 +73,12 @@ func startRuns(c *apiClient, workflow string, n int) []string {
 
 // checkReport is what checkInvariants counted, for scenario assertions.
 type checkReport struct {
-	// Dispatches counts task.dispatch records per run/node/attempt.
+	// Dispatches counts task.dispatch records per run/node#instance@attempt.
 	Dispatches map[string]int
 	// Nodes maps run id → node id → final record.
 	Nodes map[string]map[string]runstate.NodeRecord
+	// Instances maps run id → fan-out node id → instance index → final record.
+	Instances map[string]map[string]map[int]runstate.NodeRecord
 	// History maps run id → its history lines.
 	History map[string][]string
 }
@@ -81,14 +88,14 @@ type checkReport struct {
 // each node instance reached a terminal state exactly once (no terminal
 // transition repeated for an attempt on workflow.events, at most one
 // success per instance, and the stored record agrees with the events);
-// no attempt was dispatched before its parents had succeeded (every parent
-// succeeded and finished before the dispatch was sent); and every
-// succeeded node has its output stored.
+// no attempt was dispatched before its trigger rule held (checkTrigger);
+// and every succeeded node and fan-out instance has its output stored.
 func (f *faultStack) checkInvariants(runs []string, within time.Duration) checkReport {
 	t := f.t
 	t.Helper()
 	f.waitTerminal(runs, within)
-	rep := checkReport{Dispatches: map[string]int{}, Nodes: map[string]map[string]runstate.NodeRecord{}, History: map[string][]string{}}
+	rep := checkReport{Dispatches: map[string]int{}, Nodes: map[string]map[string]runstate.NodeRecord{},
+		Instances: map[string]map[string]map[int]runstate.NodeRecord{}, History: map[string][]string{}}
 	ctx := f.ctx(checkTimeout)
 	accepted := map[string]string{} // run → workflow
 	for _, id := range runs {
@@ -97,6 +104,7 @@ func (f *faultStack) checkInvariants(runs []string, within time.Duration) checkR
 		wf := st.Fields[statestore.FieldWorkflow]
 		accepted[id] = wf
 		rep.Nodes[id] = f.checkNodes(id, wf, st)
+		rep.Instances[id] = f.checkInstances(id, rep.Nodes[id])
 		rep.History[id], err = f.rdb.LRange(ctx, f.keys.History(id), 0, -1).Result()
 		require.NoError(t, err)
 	}
@@ -126,7 +134,38 @@ func (f *faultStack) waitTerminal(runs []string, within time.Duration) {
 		}
 		return len(open) == 0, nil
 	})
+	if err != nil {
+		f.describeOpen(open)
+	}
 	require.NoError(t, err, "%d of %d accepted runs not terminal within %s: %v", len(open), len(runs), within, head(open, 10))
+}
+
+// describeOpen logs what keeps up to three runs open (their node records
+// that are not terminal, the end of their history, the active index and
+// the timers), so a stuck run can be diagnosed from the test log.
+func (f *faultStack) describeOpen(open []string) {
+	ctx := f.ctx(checkTimeout)
+	active, _ := f.rdb.ZRange(ctx, f.keys.ActiveRuns(), 0, -1).Result()
+	timers, _ := f.rdb.ZRangeWithScores(ctx, f.keys.Timers(), 0, 20).Result()
+	f.t.Logf("active index: %v; first timers: %v", head(active, 20), timers)
+	for _, entry := range head(open, 3) {
+		id, _, _ := strings.Cut(entry, "=")
+		st, err := f.keys.LoadRun(ctx, f.rdb, id)
+		if err != nil {
+			f.t.Logf("run %s: %v", id, err)
+			continue
+		}
+		var nodes []string
+		for node, raw := range st.Nodes {
+			if rec, err := runstate.DecodeNodeRecord([]byte(raw)); err != nil || !rec.State.Terminal() {
+				nodes = append(nodes, node+"="+raw)
+			}
+		}
+		hist, _ := f.rdb.LRange(ctx, f.keys.History(id), -20, -1).Result()
+		lock, _ := f.rdb.Get(ctx, f.keys.Lock(id)).Result()
+		f.t.Logf("run %s fields %v lock %q fence %d\nopen nodes: %v\nhistory tail:\n%s",
+			id, st.Fields, lock, f.fence(id), head(nodes, 20), strings.Join(hist, "\n"))
+	}
 }
 
 // checkNodes checks one run's stored node records and outputs.
@@ -150,6 +189,38 @@ func (f *faultStack) checkNodes(run, wf string, st statestore.StoredRun) map[str
 	return recs
 }
 
+// checkInstances checks the instance records and outputs of a run's
+// launched fan-out nodes: in a terminal run every started instance is
+// terminal and every succeeded one has its output.
+func (f *faultStack) checkInstances(run string, nodes map[string]runstate.NodeRecord) map[string]map[int]runstate.NodeRecord {
+	t := f.t
+	ctx := f.ctx(checkTimeout)
+	out := map[string]map[int]runstate.NodeRecord{}
+	for id, rec := range nodes {
+		if !rec.FanOut {
+			continue
+		}
+		raws, err := f.rdb.HGetAll(ctx, f.keys.Instances(run, id)).Result()
+		require.NoError(t, err)
+		outputs, err := f.rdb.HGetAll(ctx, f.keys.InstanceOutputs(run, id)).Result()
+		require.NoError(t, err)
+		out[id] = map[int]runstate.NodeRecord{}
+		for field, raw := range raws {
+			i, err := strconv.Atoi(field)
+			require.NoError(t, err, "run %s node %s instance field %q", run, id, field)
+			irec, err := runstate.DecodeNodeRecord([]byte(raw))
+			require.NoError(t, err, "run %s node %s#%d", run, id, i)
+			require.True(t, irec.State.Terminal(), "run %s node %s#%d is %s in a terminal run", run, id, i, irec.State)
+			if irec.State == runstate.NodeSucceeded {
+				o, ok := outputs[field]
+				require.True(t, ok && json.Valid([]byte(o)), "run %s: %s#%d succeeded without a JSON output", run, id, i)
+			}
+			out[id][i] = irec
+		}
+	}
+	return out
+}
+
 // checkEvents reads workflow.events from the start: no attempt of a node
 // reached a terminal state twice, no instance succeeded twice, and a
 // success on the topic is what Redis holds.
@@ -158,10 +229,14 @@ func (f *faultStack) checkEvents(accepted map[string]string, rep checkReport) {
 	msgs, err := readTopic(f.ctx(checkTimeout), f.Kafka, f.TopicPrefix+eventsv1.TopicWorkflowEvents)
 	require.NoError(t, err)
 	terminal, success := map[string]int{}, map[string]int{}
+	seqs := map[string]*eventsv1.RunEvent{} // run/seq → the first event published under it
 	for _, m := range msgs {
 		var ev eventsv1.RunEvent
 		require.NoError(t, proto.Unmarshal(m.Value, &ev), "workflow.events offset %d", m.Offset)
 		if _, ok := accepted[ev.RunId]; !ok {
+			continue
+		}
+		if republished(t, seqs, &ev) {
 			continue
 		}
 		for _, ch := range ev.Nodes {
@@ -169,14 +244,16 @@ func (f *faultStack) checkEvents(accepted map[string]string, rep checkReport) {
 			if !ok {
 				continue
 			}
-			attempt := fmt.Sprintf("%s/%s#%d@%d", ev.RunId, ch.NodeId, ch.Instance, ch.Attempt)
+			inst, rec := ev.RunId+"/"+ch.NodeId, rep.Nodes[ev.RunId][ch.NodeId]
+			if ch.FanOut { // one instance of a fan-out node; without the flag, the node as a whole
+				inst, rec = fmt.Sprintf("%s#%d", inst, ch.Instance), rep.Instances[ev.RunId][ch.NodeId][int(ch.Instance)]
+			}
+			attempt := fmt.Sprintf("%s@%d", inst, ch.Attempt)
 			terminal[attempt]++
 			require.Equal(t, 1, terminal[attempt], "attempt %s reached a terminal state twice (now %s)", attempt, st)
 			if st == runstate.NodeSucceeded {
-				inst := fmt.Sprintf("%s/%s#%d", ev.RunId, ch.NodeId, ch.Instance)
 				success[inst]++
 				require.Equal(t, 1, success[inst], "instance %s completed twice", inst)
-				rec := rep.Nodes[ev.RunId][ch.NodeId]
 				require.Equal(t, runstate.NodeSucceeded, rec.State, "instance %s succeeded on the topic but is %s in Redis", inst, rec.State)
 				require.EqualValues(t, ch.Attempt, rec.Attempt, "instance %s succeeded with another attempt than stored", inst)
 			}
@@ -184,8 +261,29 @@ func (f *faultStack) checkEvents(accepted map[string]string, rep checkReport) {
 	}
 }
 
-// checkDispatches reads task.dispatch from the start: every dispatch of a
-// node was sent after each of its parents had succeeded and finished.
+// republished reports whether ev repeats an event already seen under the
+// same run and seq: the producer re-sends a batch whose acknowledgement it
+// did not get (Kafka is at-least-once), which is one transition published
+// twice, not two transitions. Two different events under one seq would be
+// two writes from one state, and fail the test.
+func republished(t *testing.T, seen map[string]*eventsv1.RunEvent, ev *eventsv1.RunEvent) bool {
+	key := fmt.Sprintf("%s/%d", ev.RunId, ev.Seq)
+	first, ok := seen[key]
+	if !ok {
+		seen[key] = ev
+		return false
+	}
+	a, b := proto.Clone(first).(*eventsv1.RunEvent), proto.Clone(ev).(*eventsv1.RunEvent)
+	a.AtMs, b.AtMs = 0, 0 // stamped when the message is built
+	require.True(t, proto.Equal(a, b), "run %s: two different events with seq %d:\n%v\n%v", ev.RunId, ev.Seq, first, ev)
+	return true
+}
+
+// checkDispatches reads task.dispatch from the start: no dispatch of a
+// node was sent before its trigger rule held. Under all_success (the
+// default) every parent succeeded and had finished when it was sent; under
+// all_done, all_failed and none_failed every parent had finished; under
+// one_success and one_failed at least one had.
 func (f *faultStack) checkDispatches(accepted map[string]string, rep checkReport) {
 	t := f.t
 	msgs, err := readTopic(f.ctx(checkTimeout), f.Kafka, f.TopicPrefix+eventsv1.TopicTaskDispatch)
@@ -197,13 +295,34 @@ func (f *faultStack) checkDispatches(accepted map[string]string, rep checkReport
 		if !ok {
 			continue
 		}
-		rep.Dispatches[fmt.Sprintf("%s/%s@%d", d.RunId, d.NodeId, d.Attempt)]++
-		for _, p := range f.parents[wf][d.NodeId] {
-			prec := rep.Nodes[d.RunId][p]
-			require.Equal(t, runstate.NodeSucceeded, prec.State, "run %s: %s dispatched though parent %s is %s", d.RunId, d.NodeId, p, prec.State)
-			require.LessOrEqual(t, prec.FinishedAt, d.DispatchedAtMs,
-				"run %s: %s attempt %d dispatched at %d, before parent %s finished at %d", d.RunId, d.NodeId, d.Attempt, d.DispatchedAtMs, p, prec.FinishedAt)
+		rep.Dispatches[fmt.Sprintf("%s/%s#%d@%d", d.RunId, d.NodeId, d.Instance, d.Attempt)]++
+		f.checkTrigger(wf, &d, rep.Nodes[d.RunId])
+	}
+}
+
+// checkTrigger checks one dispatch against its node's trigger rule.
+func (f *faultStack) checkTrigger(wf string, d *eventsv1.TaskDispatch, nodes map[string]runstate.NodeRecord) {
+	t := f.t
+	parents := f.parents[wf][d.NodeId]
+	finished := 0
+	for _, p := range parents {
+		prec := nodes[p]
+		done := prec.State.Terminal() && prec.FinishedAt <= d.DispatchedAtMs
+		if done {
+			finished++
 		}
+		switch f.rules[wf][d.NodeId] {
+		case "", "all_success":
+			require.Equal(t, runstate.NodeSucceeded, prec.State, "run %s: %s dispatched though parent %s is %s", d.RunId, d.NodeId, p, prec.State)
+			require.True(t, done, "run %s: %s attempt %d dispatched at %d, before parent %s finished at %d",
+				d.RunId, d.NodeId, d.Attempt, d.DispatchedAtMs, p, prec.FinishedAt)
+		case "all_done", "all_failed", "none_failed":
+			require.True(t, done, "run %s: %s attempt %d dispatched at %d, before parent %s (%s) finished at %d",
+				d.RunId, d.NodeId, d.Attempt, d.DispatchedAtMs, p, prec.State, prec.FinishedAt)
+		}
+	}
+	if len(parents) > 0 {
+		require.Positive(t, finished, "run %s: %s attempt %d dispatched before any parent finished", d.RunId, d.NodeId, d.Attempt)
 	}
 }
 

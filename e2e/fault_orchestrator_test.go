@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // chaos reports whether BRAID_CHAOS=1 asks for the full fault suite
@@ -56,6 +59,7 @@ func TestFaultOrchestratorKill9(t *testing.T) {
 	orch := f.orchs[0]
 	for k := range kills {
 		ids = append(ids, startRuns(c, wf, runs/kills)...)
+		f.waitJoined(orch)
 		f.hold(between(rnd, 200*time.Millisecond, 1500*time.Millisecond))
 		active := f.activeRuns()
 		f.kill(orch)
@@ -65,4 +69,57 @@ func TestFaultOrchestratorKill9(t *testing.T) {
 	rep := f.checkInvariants(ids, 30*time.Second)
 	rep.requireAllSucceeded(t)
 	t.Logf("%d runs, %d attempts dispatched", len(ids), len(rep.Dispatches))
+}
+
+// TestFaultOrchestratorRestartResumes SIGKILLs the only orchestrator in
+// the middle of a chain of short tasks and starts it again at once: the
+// run resumes, and the test reports how long after the restart the next
+// node succeeded. kafka-go has no static group membership, so the new
+// process joins under a new member id and the coordinator assigns the
+// partitions only once the killed member's session (6 s, the broker's
+// minimum by default) has expired: about 6 s, which the liveness bound
+// allows for with room for a loaded machine.
+func TestFaultOrchestratorRestartResumes(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 2})
+	c := f.client(t)
+	nodes := make([]faultNode, 40)
+	for i := range nodes {
+		nodes[i] = faultNode{ID: fmt.Sprintf("c%02d", i), Handler: "simulate", Config: map[string]any{"duration": "100ms"}}
+		if i > 0 {
+			nodes[i].DependsOn = []string{nodes[i-1].ID}
+		}
+	}
+	wf := f.register(c, "orchrestart", nodes)
+	var gaps []time.Duration
+	for range scale(1, 5) {
+		id := c.start(wf, `{}`)
+		c.waitRun(id, runTimeout, "5 nodes done", func(r apiRun) bool { return succeededNodes(r) >= 5 })
+		f.kill(f.orchs[0])
+		before := succeededNodes(c.run(id))
+		f.restart(f.orchs[0])
+		restarted := time.Now()
+		c.waitRun(id, 60*time.Second, "progress after the restart", func(r apiRun) bool { return succeededNodes(r) > before })
+		gap := time.Since(restarted)
+		require.Less(t, gap, resumeBound, "progress resumed only %s after the restart", gap)
+		gaps = append(gaps, gap)
+		t.Logf("progress resumed %s after the restart", gap.Round(10*time.Millisecond))
+		f.checkInvariants([]string{id}, 60*time.Second).requireAllSucceeded(t)
+	}
+	t.Logf("progress resumed after restarts in %v", gaps)
+}
+
+// resumeBound is the liveness bound on progress after an orchestrator's
+// restart: the group's session timeout (6 s) plus room for a loaded machine.
+const resumeBound = 15 * time.Second
+
+// succeededNodes counts r's succeeded nodes.
+func succeededNodes(r apiRun) int {
+	n := 0
+	for _, node := range r.Nodes {
+		if node.State == "succeeded" {
+			n++
+		}
+	}
+	return n
 }

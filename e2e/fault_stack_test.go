@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/testinfra"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 )
 
 // faultStack is a process stack whose infrastructure runs as processes the
@@ -24,8 +26,10 @@ type faultStack struct {
 	broker *proc
 	rdb    *redis.Client
 	keys   statestore.Keys
-	// parents maps workflow name → node id → parent ids, for the checker.
+	// parents maps workflow name → node id → parent ids, and rules the same
+	// to trigger rules ("" for the default), for the checker.
 	parents map[string]map[string][]string
+	rules   map[string]map[string]string
 }
 
 // startFaultStack starts redis-server, the broker and a stack on them; all
@@ -57,7 +61,8 @@ func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 	t.Cleanup(stop)
 	s.dumpOnFailure(t)
 	return &faultStack{Stack: s, t: t, redis: r, broker: broker, rdb: r.Client(t),
-		keys: statestore.Keys{Namespace: s.Namespace}, parents: map[string]map[string][]string{}}
+		keys:    statestore.Keys{Namespace: s.Namespace},
+		parents: map[string]map[string][]string{}, rules: map[string]map[string]string{}}
 }
 
 // kill SIGKILLs p; restart starts it again with its environment.
@@ -145,4 +150,28 @@ func (f *faultStack) activeRuns() int64 {
 		return -1
 	}
 	return n
+}
+
+// waitJoined waits until p, since its last (re)start, has joined its
+// consumer group: kafka-go logs "Joined group" (at debug, the stack's
+// level) once it received the coordinator's JoinGroup answer. kfake never
+// expires a member whose JoinGroup answer it could not deliver (its
+// process was killed mid-join) once the rest of the group has synced: that
+// member's partitions stay assigned to nobody until the group's next
+// membership change, where real Kafka would expire it after its session
+// timeout. The kill loops therefore hurt a process only once it has
+// joined, which still kills it at a random moment of its work.
+func (f *faultStack) waitJoined(p *proc) {
+	f.t.Helper()
+	err := poll(60*time.Second, func() (bool, error) {
+		if p.exited() {
+			return false, errExited(p)
+		}
+		log := p.log()
+		if i := strings.LastIndex(log, "==== start "); i >= 0 {
+			log = log[i:]
+		}
+		return strings.Contains(log, "Joined group"), nil
+	})
+	require.NoError(f.t, err, "%s pid=%d never joined its consumer group", p.name, p.pid())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,6 +49,9 @@ func TestFaultWorkerKill9(t *testing.T) {
 	rnd := faultRand(t)
 	kills := 0
 	for range scale(3, 30) {
+		for _, w := range f.workerProcs {
+			f.waitJoined(w)
+		}
 		f.hold(between(rnd, 1500*time.Millisecond, 3*time.Second))
 		busy := f.busyWorkers(ids)
 		if len(busy) == 0 {
@@ -144,4 +148,46 @@ func (f *faultStack) busyWorkers(runs []string) []int {
 		}
 	}
 	return out
+}
+
+// TestFaultWorkerSIGTERMDrains sends SIGTERM to the worker running a long
+// task while shorter ones run too (the stack's drain timeout is 5 s): the
+// worker lets tasks that end within the drain finish, gives the long one
+// back, and exits cleanly; the long task runs again elsewhere under the
+// same attempt (a graceful stop costs no attempt, and the node has only
+// one), and the run succeeds.
+func TestFaultWorkerSIGTERMDrains(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 2, env: workerFaultEnv})
+	c := f.client(t)
+	nodes := []faultNode{{ID: "long", Handler: "simulate", Config: map[string]any{"duration": "8s"}}}
+	for i := range 6 {
+		nodes = append(nodes, faultNode{ID: fmt.Sprintf("short%d", i), Handler: "simulate",
+			Config: map[string]any{"duration": "2s", "output": map[string]any{"i": i}}})
+	}
+	wf := f.register(c, "drain", nodes)
+	id := c.start(wf, `{}`)
+	r := c.waitRun(id, runTimeout, "long running", func(r apiRun) bool {
+		n := r.node(t, "long")
+		return n.State == "running" && n.Worker != ""
+	})
+	first := r.node(t, "long").Worker
+	i := slices.Index(f.Workers, first)
+	require.GreaterOrEqual(t, i, 0, "unknown worker %s", first)
+	w := f.workerProcs[i]
+	t.Logf("fault: SIGTERM %s pid=%d", w.name, w.pid())
+	require.NoError(t, w.signal(syscall.SIGTERM))
+	require.NoError(t, w.wait(30*time.Second), "the worker did not exit cleanly within its drain bound")
+
+	rep := f.checkInvariants([]string{id}, 60*time.Second)
+	rep.requireAllSucceeded(t)
+	long := rep.Nodes[id]["long"]
+	require.Equal(t, 1, long.Attempt, "a hand-back costs no attempt")
+	require.NotEqual(t, first, long.Worker, "the long task ran again elsewhere")
+	handedBack := grep(rep.History[id], "handed back by worker")
+	require.Len(t, handedBack, 1, "only the long task is handed back; tasks that end within the drain finish: %v", handedBack)
+	require.Contains(t, handedBack[0], "node long attempt 1 handed back by worker "+first)
+	for id, rec := range rep.Nodes[id] {
+		require.Equal(t, 1, rec.Attempt, "node %s was retried", id)
+	}
 }

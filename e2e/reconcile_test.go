@@ -1,45 +1,52 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/worker"
 	"github.com/stretchr/testify/require"
 )
 
-// TestReconcilerFailsAttemptsWhoseHeartbeatsStop runs a worker that claims
-// attempts and then never heartbeats (its interval is an hour, the node's
-// heartbeat timeout one second): the reconciler must fail each attempt with
-// a heartbeat timeout, retry it, and fail the run when attempts run out.
+// TestReconcilerFailsAttemptsWhoseHeartbeatsStop runs one worker process
+// (default heartbeat interval, 5 s) and an attempt of a node whose
+// heartbeat timeout is one second: while the worker runs, the attempt
+// keeps its claim; SIGSTOPped, its heartbeats really stop, and the
+// reconciler must fail the attempt with a heartbeat timeout and retry it;
+// the worker, continued, learns that attempt 1 moved on and runs attempt 2,
+// which is stopped the same way; with no attempts left the run fails.
 func TestReconcilerFailsAttemptsWhoseHeartbeatsStop(t *testing.T) {
 	t.Parallel()
-	e := startEngine(t, engineOpts{noWorkers: true, reconcileEvery: 300 * time.Millisecond})
-	hang := worker.HandlerFunc(func(ctx context.Context, _ *worker.Task) (any, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	})
-	w, err := worker.New(worker.Config{ID: "silent-worker", Bus: e.bus, Redis: e.rdb, Keys: e.keys,
-		Handlers: map[string]worker.Handler{"hang": hang}, HeartbeatInterval: time.Hour, DrainTimeout: time.Second,
-		Logger: testLogger(t)})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-stopped })
-
-	name, v := e.register([]byte(`{"name":"silent","nodes":[{"id":"stuck","handler":"hang","heartbeat_timeout":"1s",
-	  "retry":{"max_attempts":2,"initial_interval":"100ms"}}]}`))
-	id := e.start(name, v, `{}`)
-	st := e.wait(id, 30*time.Second)
-	require.Equal(t, string(runstate.RunFailed), st.Fields[statestore.FieldStatus])
-	rec := nodeRecord(t, st, "stuck")
+	f := startFaultStack(t, stackOpts{workers: 1, env: []string{"BRAID_RECONCILE_EVERY=300ms"}})
+	c := f.client(t)
+	wf := f.register(c, "silent", []faultNode{{ID: "stuck", Handler: "simulate",
+		Config: map[string]any{"duration": "1h"}, HeartbeatTimeout: "1s",
+		Retry: map[string]any{"max_attempts": 2, "initial_interval": "100ms"}}})
+	id := c.start(wf, `{}`)
+	worker := f.workerProcs[0]
+	for attempt := 1; attempt <= 2; attempt++ {
+		c.waitRun(id, runTimeout, "stuck running", func(r apiRun) bool {
+			n := r.node(t, "stuck")
+			return n.State == "running" && n.Attempt == attempt
+		})
+		if attempt == 1 {
+			// A worker that runs keeps its claim alive, whatever its
+			// heartbeat interval (5 s here): the attempt is not failed.
+			f.hold(3 * time.Second)
+			n := c.run(id).node(t, "stuck")
+			require.Equal(t, "running", n.State, "a live attempt was failed: %s", n.Error)
+			require.Equal(t, 1, n.Attempt, "a live attempt was failed")
+		}
+		f.pause(worker)
+		c.waitRun(id, 30*time.Second, "attempt failed by the reconciler", func(r apiRun) bool {
+			n := r.node(t, "stuck")
+			return n.Attempt > attempt || r.Status == "failed"
+		})
+		f.resume(worker)
+	}
+	rep := f.checkInvariants([]string{id}, 30*time.Second)
+	rec := rep.Nodes[id]["stuck"]
 	require.Equal(t, 2, rec.Attempt)
-	require.Contains(t, rec.Error, "heartbeat timeout: worker silent-worker stopped responding")
-	hist, err := e.rdb.LRange(context.Background(), e.keys.History(id), 0, -1).Result()
-	require.NoError(t, err)
-	require.Len(t, grep(hist, "lost its worker silent-worker"), 2, "%v", hist)
+	require.Contains(t, rec.Error, "heartbeat timeout: worker "+f.Workers[0]+" stopped responding")
+	require.Len(t, grep(rep.History[id], "lost its worker "+f.Workers[0]), 2, "%v", rep.History[id])
+	require.Equal(t, "failed", c.run(id).Status)
 }

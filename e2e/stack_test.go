@@ -76,7 +76,14 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 		t.Fatalf("stack dir: %v", err)
 	}
 	s.Dir = dir
-	stop := func() { s.stop(); _ = os.RemoveAll(dir) }
+	stop := func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("stack logs kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}
 	if o.kafka == "" {
 		o.kafka, o.redisURL = s.startInfra(t)
 	}

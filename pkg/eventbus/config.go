@@ -2,10 +2,12 @@ package eventbus
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -76,7 +78,9 @@ type Config struct {
 	// 2×FetchBuffer records are held in memory. Default 64.
 	FetchBuffer int
 	// Logger receives kafka-go's error log lines (failed dials, retries,
-	// group errors) at level Warn. Default: discarded.
+	// group errors) at level Warn, and its informational lines (group
+	// joins, assignments, generation ends) at level Debug. Default:
+	// discarded.
 	Logger *slog.Logger
 	// TopicPrefix is prepended to every topic name on the wire, so tests can
 	// share one broker. Only [a-zA-Z0-9._-]. Default "".
@@ -153,6 +157,21 @@ func (c Config) errorLogger() kafka.Logger {
 	}
 	l := c.Logger.With("component", "kafka-go")
 	return kafka.LoggerFunc(func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) })
+}
+
+// infoLogger adapts Logger at level Debug for kafka-go's informational
+// lines, except its idle long-poll line (one per partition every MaxWait);
+// nil when Logger is nil. Lines are formatted only when Debug is on.
+func (c Config) infoLogger() kafka.Logger {
+	if c.Logger == nil {
+		return nil
+	}
+	l := c.Logger.With("component", "kafka-go")
+	return kafka.LoggerFunc(func(format string, args ...any) {
+		if !strings.HasPrefix(format, "no messages received") && l.Enabled(context.Background(), slog.LevelDebug) {
+			l.Debug(fmt.Sprintf(format, args...))
+		}
+	})
 }
 
 // topic returns the wire name of the logical topic name.

@@ -100,6 +100,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		RebalanceTimeout:  cfg.RebalanceTimeout,
 		JoinGroupBackoff:  cfg.JoinGroupBackoff,
 		ErrorLogger:       cfg.errorLogger(),
+		Logger:            cfg.infoLogger(),
 	}
 }
 

@@ -2,9 +2,7 @@ package eventbus
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 )
 
@@ -60,15 +58,19 @@ func (c *Consumer) Fetch(ctx context.Context, limit int) ([]Message, error) {
 	return out, nil
 }
 
-// pump moves records from the kafka-go reader into c.msgs until ctx ends.
-// Fetch errors are reported through c.errs (keeping the oldest unreported
-// one) and retried after cfg.JoinGroupBackoff.
+// pump moves records from the kafka-go reader into c.msgs until ctx ends
+// (Close cancels it before closing the reader). Fetch errors are reported
+// through c.errs (keeping the oldest unreported one) and retried after
+// cfg.JoinGroupBackoff. Every error is retried, io.EOF included: kafka-go
+// reports the error of its last failed group join through FetchMessage, and
+// a join on a connection the broker closed (a broker restarting) fails with
+// io.EOF, which must not be taken for the reader's own end.
 func (c *Consumer) pump(ctx context.Context) {
 	defer close(c.pumpDone)
 	for {
 		km, err := c.r.FetchMessage(ctx)
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			if ctx.Err() != nil {
 				return
 			}
 			select {

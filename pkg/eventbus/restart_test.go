@@ -2,6 +2,8 @@ package eventbus
 
 import (
 	"context"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,4 +105,89 @@ func TestBrokerRestart(t *testing.T) {
 	t.Logf("consumer reached the new record in %s", time.Since(start))
 	require.Eventually(t, func() bool { return c.Commit(ctx, last) == nil }, waitFor, tick)
 	require.GreaterOrEqual(t, committedOffset(t, b, group, eventsv1.TopicTaskComplete, part), int64(6))
+}
+
+// TestConsumerSurvivesResetConnections takes the broker down and, on its
+// port, accepts connections and closes them at once (what clients see while
+// a killed broker restarts): kafka-go's group loop then reports io.EOF from
+// failed joins as a fetch error. The consumer must take that as transient
+// and read the records produced once the broker is back.
+func TestConsumerSurvivesResetConnections(t *testing.T) {
+	t.Parallel()
+	k := testinfra.StartKafka(t)
+	b := newBus(t, k, eventsv1.TopicTaskComplete)
+	p := b.producer(t)
+	c := b.consumer(t, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete)
+	require.NoError(t, p.Publish(testCtx(t), result(t, "run-1", 0)))
+	require.NoError(t, c.Commit(testCtx(t), fetchN(t, c, 1)...))
+
+	k.Stop()
+	resets := resetConnections(t, k.Addr)
+	// Hold the outage past several heartbeats and join attempts (1 s
+	// heartbeat, 250 ms join backoff, three joins before kafka-go reports).
+	require.Eventually(t, func() bool { return resets.Load() >= 10 }, waitFor, tick, "no client reconnected")
+	hold := time.NewTimer(3 * time.Second)
+	<-hold.C
+	resets.stop()
+	k.Restart(t)
+
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor/3)
+		defer cancel()
+		return p.Publish(ctx, result(t, "run-1", 1)) == nil
+	}, waitFor, tick, "producer never recovered")
+	ctx := testCtx(t)
+	for {
+		msgs, err := c.Fetch(ctx, 10)
+		if err != nil {
+			require.NoError(t, ctx.Err(), "consumer never recovered: %v", err)
+			t.Logf("fetch after the outage: %v", err)
+			continue
+		}
+		if attempt(t, msgs[len(msgs)-1]) == 1 {
+			return
+		}
+	}
+}
+
+// resetListener accepts connections on an address and closes each at once.
+type resetListener struct {
+	ln   net.Listener
+	n    atomic.Int64
+	done chan struct{}
+}
+
+// resetConnections listens on addr (retrying the bind briefly while the
+// old listener closes) until stop.
+func resetConnections(t *testing.T, addr string) *resetListener {
+	t.Helper()
+	var ln net.Listener
+	require.Eventually(t, func() bool {
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		return err == nil
+	}, waitFor, tick, "cannot listen on %s", addr)
+	r := &resetListener{ln: ln, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r.n.Add(1)
+			_ = conn.Close()
+		}
+	}()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// Load is how many connections were reset.
+func (r *resetListener) Load() int64 { return r.n.Load() }
+
+// stop closes the listener and waits for its loop; safe twice.
+func (r *resetListener) stop() {
+	_ = r.ln.Close()
+	<-r.done
 }

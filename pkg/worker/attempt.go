@@ -40,7 +40,13 @@ type attempt struct {
 
 	beatMu     sync.Mutex // serialises heartbeats with handBack
 	handedBack atomic.Bool
+
+	gone     chan struct{} // closed when the attempt leaves the in-flight set: its heartbeats end
+	goneOnce sync.Once
 }
+
+// leave closes gone once.
+func (a *attempt) leave() { a.goneOnce.Do(func() { close(a.gone) }) }
 
 // finish marks the attempt done; a start notice firing later publishes nothing.
 func (a *attempt) finish() {
@@ -71,12 +77,14 @@ func (f *inflight) add(a *attempt) {
 	f.mu.Unlock()
 }
 
+// remove takes a out of the set and ends its heartbeats.
 func (f *inflight) remove(a *attempt) {
 	f.mu.Lock()
 	if f.m[a.id] == a {
 		delete(f.m, a.id)
 	}
 	f.mu.Unlock()
+	a.leave()
 }
 
 func (f *inflight) len() int {

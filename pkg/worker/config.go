@@ -55,10 +55,11 @@ type Config struct {
 	Concurrency int
 	// Group is the Kafka consumer group. Default DefaultGroup ("braid-workers").
 	Group string
-	// HeartbeatInterval is how often the claims of in-flight attempts are
-	// refreshed (and checked for cancellation), and the registry entry
-	// rewritten. It should be well below the dispatches' heartbeat timeout
-	// (which is the claim TTL, default 30s). Default 5s.
+	// HeartbeatInterval is how often the registry entry is rewritten and,
+	// at most, how long the claim of an in-flight attempt goes unrefreshed
+	// (and unchecked for cancellation): an attempt whose heartbeat timeout
+	// (the claim TTL, default 30s) is under three intervals is refreshed
+	// every third of its timeout instead. Default 5s.
 	HeartbeatInterval time.Duration
 	// StartNotice: an attempt still running after this long gets a RUNNING
 	// TaskResult, so that fast attempts cost a single message. Default 200ms.
@@ -94,6 +95,7 @@ func (c Config) withDefaults() Config {
 	c.LogFlushInterval = cmp.Or(c.LogFlushInterval, DefaultLogFlushInterval)
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
+	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c
 }
 

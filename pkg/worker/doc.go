@@ -19,8 +19,11 @@
 //
 // # Heartbeats
 //
-// Every Config.HeartbeatInterval the worker refreshes the claim of every
-// in-flight attempt. The same script reports when the orchestrator cancelled
+// The worker refreshes the claim of each in-flight attempt every
+// Config.HeartbeatInterval, and at least three times per the attempt's own
+// heartbeat timeout (the claim's TTL), so a node with a short
+// heartbeat_timeout keeps its live claim whatever the interval. The same
+// script reports when the orchestrator cancelled
 // the attempt or moved on to another one; the worker then cancels the
 // handler's context and publishes nothing for that attempt.
 //

@@ -106,8 +106,11 @@ func (w *Worker) startNotice(a *attempt) {
 	w.out.push(outgoing{result: w.runningResult(a)})
 }
 
-// handBack releases the attempt's claim so that the orchestrator's
-// reconciler dispatches it again. Idempotent.
+// handBack releases the attempt's claim, then queues a FAILED result
+// marked handed_back, on which the orchestrator dispatches the same attempt
+// again without counting a failure (if that result is lost, the released
+// claim makes the reconciler fail the attempt, and the retry policy
+// applies). Idempotent.
 func (w *Worker) handBack(a *attempt) {
 	a.beatMu.Lock()
 	defer a.beatMu.Unlock()
@@ -123,6 +126,7 @@ func (w *Worker) handBack(a *attempt) {
 	}
 	w.stats.handedBack.Add(1)
 	w.inflight.remove(a)
+	w.out.push(outgoing{result: w.handedBackResult(a)})
 }
 
 // flushLogs appends the attempt's pending log lines to Redis.

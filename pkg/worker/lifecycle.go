@@ -37,6 +37,7 @@ func (w *Worker) start(ctx context.Context, prod *eventbus.Producer, cons *event
 	w.execCtx = execCtx
 	pubCtx, stopPub := context.WithCancel(w.base)
 	maintCtx, stopMaint := context.WithCancel(w.base)
+	w.maintCtx = maintCtx
 	return &running{
 		prod: prod, cons: cons,
 		cancelExec: cancelExec, execDone: w.startExecutors(),

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/worker"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -90,6 +91,35 @@ func TestHeartbeatKeepsClaimAlive(t *testing.T) {
 	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
 }
 
+// TestHeartbeatFollowsShortHeartbeatTimeout gives the worker an hour-long
+// HeartbeatInterval and a dispatch whose heartbeat timeout (the claim TTL)
+// is 1.5 s: the claim must still be refreshed, at least every third of its
+// own timeout, and never lapse while the handler runs.
+func TestHeartbeatFollowsShortHeartbeatTimeout(t *testing.T) {
+	t.Parallel()
+	h := newBlocker()
+	b := setup(t, map[string]worker.Handler{"block": h}, func(c *worker.Config) { c.HeartbeatInterval = time.Hour })
+	d := b.queued("run1", "a", "block", `{}`)
+	d.HeartbeatTimeoutMs = 1500
+	b.dispatch(d)
+	waitChan(t, h.started, "handler start")
+	claim := b.keys.Claim("run1", "a", 0, 1)
+	every := time.NewTicker(tick)
+	defer every.Stop()
+	last, refreshes := time.Duration(1<<62), 0
+	for i := 0; refreshes < 3 && i < int(within/tick); i++ {
+		<-every.C
+		ttl := b.rdb.PTTL(context.Background(), claim).Val()
+		require.Positive(t, ttl, "the claim lapsed while its attempt ran")
+		if ttl > last {
+			refreshes++
+		}
+		last = ttl
+	}
+	require.Equal(t, 3, refreshes, "claim TTL never refreshed")
+	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
+}
+
 func TestShutdownHandsBackUnfinishedAttempt(t *testing.T) {
 	t.Parallel()
 	h := newBlocker()
@@ -110,9 +140,20 @@ func TestShutdownHandsBackUnfinishedAttempt(t *testing.T) {
 	require.ErrorIs(t, b.rdb.Get(context.Background(), claim).Err(), redis.Nil, "claim not handed back")
 	require.EqualValues(t, 1, b.w.Stats().HandedBack)
 	require.False(t, b.rdb.HExists(context.Background(), b.keys.Workers(), b.w.ID()).Val(), "registry entry left behind")
-	for _, r := range b.resultsOf("run1", "a") {
-		require.Equal(t, running, r.GetStatus(), "a handed-back attempt publishes no result")
-	}
+	var handedBack []*eventsv1.TaskResult
+	require.Eventually(t, func() bool {
+		handedBack = handedBack[:0]
+		for _, r := range b.resultsOf("run1", "a") {
+			if r.GetStatus() != running {
+				handedBack = append(handedBack, r)
+			}
+		}
+		return len(handedBack) > 0
+	}, within, tick, "no hand-back result")
+	require.Len(t, handedBack, 1, "a handed-back attempt publishes only its hand-back")
+	require.True(t, handedBack[0].GetHandedBack())
+	require.Equal(t, failed, handedBack[0].GetStatus())
+	require.Contains(t, handedBack[0].GetError(), "handed back")
 }
 
 func TestShutdownLetsAttemptsFinish(t *testing.T) {

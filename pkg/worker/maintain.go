@@ -8,11 +8,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// maintain is the worker's one background loop beside fetching, executing
-// and publishing: every HeartbeatInterval it refreshes the claims of the
-// attempts in flight and rewrites the registry entry; every LogFlushInterval
-// it appends new log lines of running attempts to Redis. It removes the
-// registry entry when ctx is done.
+// minBeatEvery floors the claim refresh period of an attempt whose heartbeat
+// timeout is tiny, so that a misconfigured node cannot spin a worker.
+const minBeatEvery = 10 * time.Millisecond
+
+// maintain is the worker's background loop beside fetching, executing and
+// publishing: every HeartbeatInterval it rewrites the registry entry; every
+// LogFlushInterval it appends new log lines of running attempts to Redis. It
+// removes the registry entry when ctx is done. Claims are refreshed by each
+// attempt's own keepAlive, at the attempt's own pace.
 func (w *Worker) maintain(ctx context.Context) {
 	beat := time.NewTicker(w.cfg.HeartbeatInterval)
 	defer beat.Stop()
@@ -29,7 +33,6 @@ func (w *Worker) maintain(ctx context.Context) {
 		case m := <-stops.Channel():
 			w.heartbeatRun(m.Payload)
 		case <-beat.C:
-			w.heartbeat()
 			w.register()
 		case <-flush.C:
 			for _, a := range w.inflight.snapshot() {
@@ -39,17 +42,35 @@ func (w *Worker) maintain(ctx context.Context) {
 	}
 }
 
-// heartbeat refreshes every in-flight claim, one Redis call each.
-func (w *Worker) heartbeat() {
-	for _, a := range w.inflight.snapshot() {
-		w.check(a)
+// beatEvery is how often a claim with heartbeat timeout ttl is refreshed:
+// every HeartbeatInterval, but at least three times per ttl, so that one
+// late or failed refresh never lets a live claim lapse.
+func (w *Worker) beatEvery(ttl time.Duration) time.Duration {
+	return max(min(w.cfg.HeartbeatInterval, ttl/3), minBeatEvery)
+}
+
+// keepAlive refreshes a's claim every beatEvery(a.ttl) from the moment it
+// was claimed until it leaves the in-flight set (its result published, or
+// it was stopped or handed back) or the worker's maintenance stops.
+func (w *Worker) keepAlive(ctx context.Context, a *attempt) {
+	t := time.NewTicker(w.beatEvery(a.ttl))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.gone:
+			return
+		case <-t.C:
+			w.check(a)
+		}
 	}
 }
 
 // check refreshes a's claim. An answer other than ClaimOK means the
 // orchestrator cancelled the attempt or moved on: the attempt's context is
 // cancelled and its result will not be published. A Redis error is only
-// logged; the claim outlives a few missed beats.
+// logged; the claim outlives two missed beats.
 func (w *Worker) check(a *attempt) {
 	res, err := w.beat(a)
 	switch {
@@ -63,7 +84,7 @@ func (w *Worker) check(a *attempt) {
 
 // subscribeStops subscribes to the orchestrator's stop announcements. The
 // subscription reconnects by itself; a message missed meanwhile only delays
-// the stop to the next heartbeat.
+// the stop to the attempt's next beat.
 func (w *Worker) subscribeStops(ctx context.Context) *redis.PubSub {
 	return w.rdb.Subscribe(ctx, w.keys.StopChannel())
 }

@@ -26,6 +26,16 @@ func (w *Worker) runningResult(a *attempt) *eventsv1.TaskResult {
 	return r
 }
 
+// handedBackResult tells the orchestrator that a was given back unfinished.
+func (w *Worker) handedBackResult(a *attempt) *eventsv1.TaskResult {
+	a.mu.Lock()
+	r := w.baseResult(a)
+	a.mu.Unlock()
+	r.Status, r.HandedBack, r.FinishedAtMs = eventsv1.TaskStatus_TASK_STATUS_FAILED, true, time.Now().UnixMilli()
+	r.Error = fmt.Sprintf("worker %s shutting down: attempt handed back unfinished", w.cfg.ID)
+	return r
+}
+
 // noHandlerResult fails a claimed dispatch whose handler this worker lacks.
 func (w *Worker) noHandlerResult(d *eventsv1.TaskDispatch) *eventsv1.TaskResult {
 	now := time.Now().UnixMilli()

@@ -53,9 +53,6 @@ func (w *Worker) settle(ctx context.Context, prod *eventbus.Producer, m eventbus
 		w.out.push(outgoing{result: w.noHandlerResult(d)})
 		return nil, true
 	}
-	if ttl < 2*w.cfg.HeartbeatInterval {
-		log.Warn("heartbeat timeout is under twice the heartbeat interval; the claim may lapse", "heartbeat_timeout", ttl)
-	}
 	return w.newAttempt(id, d, h, ttl, log), true
 }
 
@@ -127,8 +124,9 @@ func (w *Worker) newAttempt(id statestore.Attempt, d *eventsv1.TaskDispatch, h H
 	a := &attempt{
 		id: id, dispatch: d, handler: h, ttl: ttl, log: log,
 		logs: newLogBuffer(w.keys.Logs(id.Run, id.Node, id.Instance, id.Attempt), w.cfg.LogLinesCap),
-		ctx:  ctx, cancel: cancel,
+		ctx:  ctx, cancel: cancel, gone: make(chan struct{}),
 	}
 	w.inflight.add(a)
+	go w.keepAlive(w.maintCtx, a)
 	return a
 }

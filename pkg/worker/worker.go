@@ -41,6 +41,9 @@ type Worker struct {
 	// context; it is cancelled with errShutdown when the drain time is up.
 	base    context.Context
 	execCtx context.Context
+	// maintCtx ends the maintenance loop and every attempt's heartbeats
+	// once shutdown has published what it could.
+	maintCtx context.Context
 }
 
 // New validates cfg, applies its defaults and returns a Worker. It connects

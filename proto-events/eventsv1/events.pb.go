@@ -730,10 +730,15 @@ type TaskResult struct {
 	OutputRef string `protobuf:"bytes,7,opt,name=output_ref,json=outputRef,proto3" json:"output_ref,omitempty"`
 	Error     string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	// permanent marks a failure that must not be retried.
-	Permanent     bool   `protobuf:"varint,9,opt,name=permanent,proto3" json:"permanent,omitempty"`
-	WorkerId      string `protobuf:"bytes,10,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	StartedAtMs   int64  `protobuf:"varint,11,opt,name=started_at_ms,json=startedAtMs,proto3" json:"started_at_ms,omitempty"`
-	FinishedAtMs  int64  `protobuf:"varint,12,opt,name=finished_at_ms,json=finishedAtMs,proto3" json:"finished_at_ms,omitempty"`
+	Permanent    bool   `protobuf:"varint,9,opt,name=permanent,proto3" json:"permanent,omitempty"`
+	WorkerId     string `protobuf:"bytes,10,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	StartedAtMs  int64  `protobuf:"varint,11,opt,name=started_at_ms,json=startedAtMs,proto3" json:"started_at_ms,omitempty"`
+	FinishedAtMs int64  `protobuf:"varint,12,opt,name=finished_at_ms,json=finishedAtMs,proto3" json:"finished_at_ms,omitempty"`
+	// handed_back marks a FAILED result of an attempt its worker gave back
+	// unfinished while shutting down (its claim already released): the
+	// orchestrator dispatches the same attempt again instead of counting a
+	// failure. An orchestrator that ignores the field treats it as a failure.
+	HandedBack    bool `protobuf:"varint,13,opt,name=handed_back,json=handedBack,proto3" json:"handed_back,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -850,6 +855,13 @@ func (x *TaskResult) GetFinishedAtMs() int64 {
 		return x.FinishedAtMs
 	}
 	return 0
+}
+
+func (x *TaskResult) GetHandedBack() bool {
+	if x != nil {
+		return x.HandedBack
+	}
+	return false
 }
 
 // NodeChange is one node instance's transition.
@@ -1102,7 +1114,7 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\v \x01(\x03R\ttimeoutMs\x120\n" +
 	"\x14heartbeat_timeout_ms\x18\f \x01(\x03R\x12heartbeatTimeoutMs\x12(\n" +
-	"\x10dispatched_at_ms\x18\r \x01(\x03R\x0edispatchedAtMs\"\xf9\x02\n" +
+	"\x10dispatched_at_ms\x18\r \x01(\x03R\x0edispatchedAtMs\"\x9a\x03\n" +
 	"\n" +
 	"TaskResult\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x17\n" +
@@ -1118,7 +1130,9 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\tworker_id\x18\n" +
 	" \x01(\tR\bworkerId\x12\"\n" +
 	"\rstarted_at_ms\x18\v \x01(\x03R\vstartedAtMs\x12$\n" +
-	"\x0efinished_at_ms\x18\f \x01(\x03R\ffinishedAtMs\"\xf0\x01\n" +
+	"\x0efinished_at_ms\x18\f \x01(\x03R\ffinishedAtMs\x12\x1f\n" +
+	"\vhanded_back\x18\r \x01(\bR\n" +
+	"handedBack\"\xf0\x01\n" +
 	"\n" +
 	"NodeChange\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x1a\n" +

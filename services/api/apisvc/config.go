@@ -83,6 +83,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Bus.Logger == nil {
+		c.Bus.Logger = c.Logger
+	}
 	return c
 }
 

@@ -2,6 +2,7 @@ package apisvc
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,7 @@ func TestCheckInput(t *testing.T) {
 		{"wrong types", `{"n":"1","f":true}`, "", []string{"$.input.f", "$.input.n"}},
 		{"unknown name", `{"n":1,"weird key":1}`, "", []string{`$.input["weird key"]`}},
 		{"not an object", `[1]`, "", []string{"$.input"}},
+		{"too large", `{"n":1,"any":"` + strings.Repeat("a", MaxInputBytes) + `"}`, "", []string{"$.input"}},
 	}
 	for _, tc := range tests {
 		got, errs := checkInput(specs, []byte(tc.input))

@@ -51,8 +51,15 @@ func checkInput(specs map[string]dag.InputSpec, raw []byte) ([]byte, []FieldErro
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, []FieldError{{"$.input", "input is not valid JSON: " + err.Error()}}
 	}
+	if buf.Len() > MaxInputBytes {
+		return nil, []FieldError{{"$.input", fmt.Sprintf("the input is %d bytes of JSON; a run input may be at most %d (512 KiB): pass large data by reference (a URL, a key)", buf.Len(), MaxInputBytes)}}
+	}
 	return buf.Bytes(), nil
 }
+
+// MaxInputBytes bounds a run's input (compact JSON): it travels in one
+// Kafka record (at most 1 MiB) and is loaded with the run by every owner.
+const MaxInputBytes = 512 << 10
 
 // inputObject decodes raw as a JSON object (numbers as json.Number); empty
 // or null is no input.

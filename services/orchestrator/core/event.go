@@ -21,14 +21,17 @@ const (
 
 // Result is a worker's report about one attempt.
 type Result struct {
-	Now        int64
-	Node       string
-	Instance   int
-	Attempt    int
-	Status     ResultStatus
-	Output     json.RawMessage
-	Error      string
-	Permanent  bool
+	Now       int64
+	Node      string
+	Instance  int
+	Attempt   int
+	Status    ResultStatus
+	Output    json.RawMessage
+	Error     string
+	Permanent bool
+	// HandedBack marks a failed result of an attempt its worker gave back
+	// unfinished at shutdown: the attempt is dispatched again, uncounted.
+	HandedBack bool
 	Worker     string
 	StartedAt  int64
 	FinishedAt int64

@@ -157,6 +157,10 @@ func (r *Run) instanceResult(i int, e Result, eff *Effects) {
 		eff.FanOut.setOutput(Slot{Node: i, Instance: e.Instance}, out)
 		r.instTransition(i, e.Instance, runstate.NodeSucceeded, "", e.Now, eff)
 	case ResultFailed:
+		if e.HandedBack && r.dispatching() {
+			r.instanceHandBack(i, e.Instance, e, eff)
+			return
+		}
 		if !r.instanceAttemptFailed(i, e.Instance, e.Error, e.Permanent, e.Now, eff) {
 			return
 		}
@@ -250,7 +254,7 @@ func (r *Run) instanceTimer(i int, e Timer, eff *Effects) {
 			return // a paused run re-queues on resume
 		}
 		r.startInstance(i, e.Instance, e.Now, eff)
-	case e.Kind == TimerDeadline && rec.State.InFlight():
+	case e.Kind == TimerDeadline && rec.State.InFlight() && e.Now >= rec.Deadline:
 		t := r.Plan.Graph.Def.Nodes[i].Timeout
 		if !r.instanceAttemptFailed(i, e.Instance, fmt.Sprintf("timed out after %s (no result from the worker)", t), false, e.Now, eff) {
 			return

@@ -38,6 +38,10 @@ func (r *Run) result(e Result, eff *Effects) {
 	case ResultSucceeded:
 		r.succeed(i, e, eff)
 	case ResultFailed:
+		if e.HandedBack && r.dispatching() {
+			r.handBack(i, e, eff)
+			return
+		}
 		r.attemptFailed(i, e.Error, e.Permanent, e.Now, eff)
 	}
 }

@@ -36,7 +36,9 @@ func (r *Run) timer(e Timer, eff *Effects) {
 			r.evaluate(r.finished(i, e.Now, eff, nil), e.Now, eff)
 			r.maybeFinish(e.Now, eff)
 		}
-	case e.Kind == TimerDeadline && n.State.InFlight():
+	case e.Kind == TimerDeadline && n.State.InFlight() && e.Now >= n.Deadline:
+		// A deadline moved later (the attempt was handed back and sent
+		// again) leaves its first timer behind: that one is a no-op.
 		r.attemptFailed(i, r.timeoutMessage(i), false, e.Now, eff)
 	}
 }

@@ -99,7 +99,7 @@ func decodeResult(r *eventsv1.TaskResult, now int64) (inbound, error) {
 	}
 	return inbound{run: r.RunId, ref: r.OutputRef, ev: core.Result{
 		Now: now, Node: r.NodeId, Instance: int(r.Instance), Attempt: int(r.Attempt), Status: status,
-		Output: r.Output, Error: r.Error, Permanent: r.Permanent, Worker: r.WorkerId,
+		Output: r.Output, Error: r.Error, Permanent: r.Permanent, HandedBack: r.HandedBack, Worker: r.WorkerId,
 		StartedAt: r.StartedAtMs, FinishedAt: r.FinishedAtMs,
 	}}, nil
 }

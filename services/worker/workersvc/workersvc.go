@@ -42,9 +42,10 @@ type Config struct {
 	Concurrency int
 	// DrainTimeout bounds how long in-flight tasks may finish on shutdown; default 20s.
 	DrainTimeout time.Duration
-	// HeartbeatInterval is how often claims of running tasks are refreshed
-	// (BRAID_WORKER_HEARTBEAT_INTERVAL); keep it below a third of the
-	// shortest node heartbeat_timeout. Default 5s.
+	// HeartbeatInterval is the longest a running task's claim goes
+	// unrefreshed (BRAID_WORKER_HEARTBEAT_INTERVAL); a task whose node has a
+	// heartbeat_timeout under three intervals is refreshed every third of
+	// its timeout instead. Default 5s.
 	HeartbeatInterval time.Duration
 	// Handler configures the built-in handlers (LLM endpoint and key, output caps).
 	Handler handler.Config

@@ -18,7 +18,7 @@ type Config struct {
 	WorkerID     string        // BRAID_WORKER_ID; default hostname-pid-random
 	Concurrency  int           // BRAID_WORKER_CONCURRENCY, tasks run at once; default 4
 	DrainTimeout time.Duration // BRAID_WORKER_DRAIN_TIMEOUT, shutdown grace for running tasks; default 20s
-	Heartbeat    time.Duration // BRAID_WORKER_HEARTBEAT_INTERVAL, claim refresh period; default 5s
+	Heartbeat    time.Duration // BRAID_WORKER_HEARTBEAT_INTERVAL, longest claim refresh period; default 5s
 	LLMBaseURL   string        // BRAID_LLM_BASE_URL, OpenAI-compatible API; default "" (mock completions)
 	LLMAPIKey    string        // BRAID_LLM_API_KEY; default ""
 }

@@ -1,0 +1,56 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/braidhq/braid/pkg/runstate"
+)
+
+// handBack dispatches node i's current attempt again, unchanged (same
+// attempt number and idempotency key), after its worker gave it back
+// unfinished while shutting down: a graceful stop is not a failure and
+// costs no attempt. The worker released its claim first, so another worker
+// can claim the dispatch. The attempt's deadline starts over.
+func (r *Run) handBack(i int, e Result, eff *Effects) {
+	n := &r.Nodes[i]
+	node := r.Plan.Graph.Def.Nodes[i]
+	eff.History = append(eff.History, fmt.Sprintf("node %s attempt %d handed back by worker %s (shutting down); dispatched again",
+		node.ID, n.Attempt, e.Worker))
+	cfg, err := r.resolveConfig(i)
+	if err != nil {
+		r.fail(i, err.Error(), e.Now, eff)
+		r.evaluate(r.finished(i, e.Now, eff, nil), e.Now, eff)
+		r.maybeFinish(e.Now, eff)
+		return
+	}
+	n.QueuedAt, n.StartedAt, n.Worker, n.Deadline = e.Now, 0, "", 0
+	if node.Timeout > 0 {
+		n.Deadline = e.Now + ms(node.Timeout) + DeadlineGrace.Milliseconds()
+		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Attempt: n.Attempt, At: n.Deadline})
+	}
+	r.transition(i, runstate.NodeQueued, "handed back by worker "+e.Worker, e.Now, eff)
+	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))
+}
+
+// instanceHandBack is handBack for instance idx of fan-out node i.
+func (r *Run) instanceHandBack(i, idx int, e Result, eff *Effects) {
+	rec := r.fans[i].insts[idx]
+	node := r.Plan.Graph.Def.Nodes[i]
+	eff.History = append(eff.History, fmt.Sprintf("node %s instance %d attempt %d handed back by worker %s (shutting down); dispatched again",
+		node.ID, idx, rec.Attempt, e.Worker))
+	cfg, err := r.instanceConfig(i, idx)
+	if err != nil {
+		r.instanceFailed(i, idx, err.Error(), e.Now, eff)
+		if r.fanAdvance(i, e.Now, eff) {
+			r.nodeDone(i, e.Now, eff)
+		}
+		return
+	}
+	rec.QueuedAt, rec.StartedAt, rec.Worker, rec.Deadline = e.Now, 0, "", 0
+	if node.Timeout > 0 {
+		rec.Deadline = e.Now + ms(node.Timeout) + DeadlineGrace.Milliseconds()
+		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Instance: idx, Attempt: rec.Attempt, At: rec.Deadline})
+	}
+	r.instTransition(i, idx, runstate.NodeQueued, "handed back by worker "+e.Worker, e.Now, eff)
+	eff.Dispatches = append(eff.Dispatches, r.instanceDispatch(i, idx, cfg))
+}
