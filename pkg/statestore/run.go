@@ -162,7 +162,7 @@ func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) 
 // LoadScripts makes sure the server knows every script, so that EvalSha in
 // pipelines never meets NOSCRIPT (call at start-up and after a Redis restart).
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
-	for _, s := range []*redis.Script{applyScript, claimScript, heartbeatScript, releaseScript} {
+	for _, s := range []*redis.Script{applyScript, claimScript, heartbeatScript, releaseScript, acquireScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return fmt.Errorf("load redis scripts: %w", err)
 		}

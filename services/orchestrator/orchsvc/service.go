@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{
 		cfg: cfg, log: log, rdb: cfg.Redis, keys: cfg.Keys, locker: locker,
 		cons: cons, prod: prod, owned: map[string]*owned{},
-		leases:     newLeases(cfg.Redis, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
+		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
 		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
 		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg.ID, cfg.LeaderTTL, log),
 	}
