@@ -230,3 +230,31 @@ func TestIsNoScript(t *testing.T) {
 	require.False(t, statestore.IsNoScript(errors.New("NOSCRIPT but not from redis")))
 	require.False(t, statestore.IsNoScript(nil))
 }
+
+func TestWriteDeletesClaimsOfEndedAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fence := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val()
+	ended := []statestore.Attempt{{Run: "r1", Node: "A", Attempt: 1}, {Run: "r1", Node: "F", Instance: 7, Attempt: 2}}
+	running := statestore.Attempt{Run: "r1", Node: "B", Attempt: 1}
+	for _, a := range append(ended, running) {
+		require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt), "w1", time.Minute).Err())
+	}
+	w := statestore.RunWrite{Run: "r1", Fence: fence, Create: true,
+		Nodes:   map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`), "B": []byte(`{"s":"running","a":1}`)},
+		FanOuts: []statestore.FanOutWrite{{Node: "F", Instances: map[int][]byte{7: []byte(`{"s":"failed","a":2}`)}}},
+		Ended:   ended}
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, w))
+	for _, a := range ended {
+		require.Zero(t, b.rdb.Exists(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt)).Val(), a.String())
+	}
+	require.Equal(t, "w1", b.rdb.Get(b.ctx, b.keys.Claim("r1", "B", 0, 1)).Val(), "a claim in flight stays")
+	require.Equal(t, `{"s":"failed","a":2}`, b.rdb.HGet(b.ctx, b.keys.Instances("r1", "F"), statestore.InstanceField(7)).Val())
+
+	// A stale writer deletes nothing either.
+	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim("r1", "A", 0, 1), "w1", time.Minute).Err())
+	b.rdb.Incr(b.ctx, b.keys.Fence("r1"))
+	w.Create = false
+	require.EqualValues(t, statestore.WriteStale, write(t, b, w))
+	require.Equal(t, int64(1), b.rdb.Exists(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
+}
