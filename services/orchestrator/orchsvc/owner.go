@@ -47,51 +47,65 @@ func (s *Service) cached(run string) *owned {
 // (statestore.AcquireRuns), whatever their number. A run whose first event
 // is its start reads only whether it was started already. Runs another
 // orchestrator holds (a rebalance) are asked for again, with backoff, for
-// up to LockWait.
+// up to LockWait; every round touches the leases already taken, so none
+// goes idle while the batch waits for the others.
 func (s *Service) acquireAll(ctx context.Context, groups []*runBatch) error {
-	byRun := make(map[string]*runBatch, len(groups))
-	var reqs []statestore.LockRequest
-	for _, g := range groups {
-		if g.o = s.cached(g.run); g.o != nil {
-			continue
-		}
-		byRun[g.run] = g
-		reqs = append(reqs, statestore.LockRequest{
-			HeldLock: statestore.HeldLock{Run: g.run, Value: lockValue(s.cfg.ID)},
-			Prev:     s.leases.value(g.run), Light: g.events[0].start != nil,
-		})
-	}
 	deadline, wait := time.Now().Add(s.cfg.LockWait), lockRetryMin
-	for len(reqs) > 0 {
-		got, err := s.keys.AcquireRuns(ctx, s.rdb, reqs, s.cfg.LockTTL)
+	for round := 0; ; round++ {
+		var missing []*runBatch
+		for _, g := range groups {
+			if g.o = s.cached(g.run); g.o == nil {
+				missing = append(missing, g)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if round > 0 && time.Now().After(deadline) {
+			return fmt.Errorf("lock run %s (and %d more): held by another orchestrator for over %s", missing[0].run, len(missing)-1, s.cfg.LockWait)
+		}
+		taken, err := s.lockAndLoad(ctx, missing)
 		if err != nil {
 			return err
 		}
-		var again []statestore.LockRequest
-		for i, a := range got {
-			if a.Fence == 0 {
-				again = append(again, reqs[i])
-				continue
-			}
-			s.leases.add(reqs[i].Run, reqs[i].Value)
-			g := byRun[reqs[i].Run]
-			if g.o, err = s.load(ctx, g.run, a); err != nil {
-				return err
-			}
-			s.owned[g.run] = g.o
-		}
-		if reqs = again; len(reqs) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("lock run %s (and %d more): held by another orchestrator for over %s", reqs[0].Run, len(reqs)-1, s.cfg.LockWait)
+		if taken == len(missing) {
+			continue // the next round checks they are all still held
 		}
 		if sleep(ctx, wait); ctx.Err() != nil {
 			return ctx.Err()
 		}
 		wait = min(2*wait, lockRetryMax)
 	}
-	return nil
+}
+
+// lockAndLoad asks for the locks of groups' runs in one round trip and
+// caches the runs it got; it returns how many it got.
+func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (int, error) {
+	reqs := make([]statestore.LockRequest, len(groups))
+	for i, g := range groups {
+		reqs[i] = statestore.LockRequest{
+			HeldLock: statestore.HeldLock{Run: g.run, Value: lockValue(s.cfg.ID)},
+			Prev:     s.leases.value(g.run), Light: g.events[0].start != nil,
+		}
+	}
+	got, err := s.keys.AcquireRuns(ctx, s.rdb, reqs, s.cfg.LockTTL)
+	if err != nil {
+		return 0, err
+	}
+	taken := 0
+	for i, a := range got {
+		if a.Fence == 0 {
+			continue
+		}
+		s.leases.add(reqs[i].Run, reqs[i].Value)
+		o, err := s.load(ctx, reqs[i].Run, a)
+		if err != nil {
+			return taken, err
+		}
+		s.owned[reqs[i].Run] = o
+		taken++
+	}
+	return taken, nil
 }
 
 // load turns what AcquireRuns read into the cached run: nothing for a run
