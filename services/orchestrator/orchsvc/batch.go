@@ -33,10 +33,11 @@ type runBatch struct {
 const maxStaleRetries = 3
 
 // handleBatch applies a fetched batch: group by run, apply, persist in one
-// pipeline, publish, commit. Failures (Redis or the broker down, a lock that
-// cannot be had) are retried with backoff until they pass or ctx ends; the
-// offsets stay uncommitted meanwhile, so nothing is lost if the process dies.
-func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message) {
+// pipeline, publish, then hands the batch to commitLoop. Failures (Redis or
+// the broker down, a lock that cannot be had) are retried with backoff until
+// they pass or ctx ends; the offsets stay uncommitted meanwhile, so nothing
+// is lost if the process dies.
+func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, commits chan<- []eventbus.Message) {
 	backoff := 50 * time.Millisecond
 	for {
 		err := s.tryBatch(context.WithoutCancel(ctx), msgs)
@@ -53,11 +54,7 @@ func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message) {
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
-	if err := s.cons.Commit(context.WithoutCancel(ctx), msgs...); err != nil {
-		// A rebalance moved the partition: its new owner gets the records
-		// again and the core ignores what was already applied.
-		s.log.Warn("commit failed; records will be redelivered", "messages", len(msgs), "err", err)
-	}
+	commits <- msgs
 }
 
 // reloadScripts loads the Lua scripts again after Redis lost them (a

@@ -88,10 +88,18 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	batches := make(chan []eventbus.Message)
+	commits := make(chan []eventbus.Message, commitQueue)
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		s.commitLoop(context.WithoutCancel(ctx), commits)
+	}()
 	pumpCtx, stopPump := context.WithCancel(ctx)
 	var duties sync.WaitGroup
 	defer func() {
 		stopPump()
+		close(commits)
+		<-committed // the last commits land before close() leaves the group
 		duties.Wait()
 		s.releaseDuties()
 	}()
@@ -105,7 +113,7 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case msgs := <-batches:
-			s.handleBatch(ctx, msgs)
+			s.handleBatch(ctx, msgs, commits)
 			s.pruneOwned(time.Now())
 		}
 	}
