@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -45,13 +46,18 @@ func (s *Service) cached(run string) *owned {
 // Runs held already keep their cached state; the others are locked, their
 // fences bumped and their state read in one pipelined round trip
 // (statestore.AcquireRuns), whatever their number. A run whose first event
-// is its start reads only whether it was started already. Runs another
-// orchestrator holds (a rebalance) are asked for again, with backoff, for
-// up to LockWait; every round touches the leases already taken, so none
-// goes idle while the batch waits for the others.
+// is its start reads only whether it was started already.
+//
+// Runs another orchestrator holds (a rebalance) are asked for again, with
+// jittered backoff, for up to LockWait. A batch that did not get every
+// lock holds none of them while it waits: two orchestrators each holding a
+// run the other's batch needs (both fetched the same runs' events around a
+// rebalance) would otherwise wait for each other until LockWait, again and
+// again.
 func (s *Service) acquireAll(ctx context.Context, groups []*runBatch) error {
 	deadline, wait := time.Now().Add(s.cfg.LockWait), lockRetryMin
-	for round := 0; ; round++ {
+	var refused []string
+	for {
 		var missing []*runBatch
 		for _, g := range groups {
 			if g.o = s.cached(g.run); g.o == nil {
@@ -61,26 +67,44 @@ func (s *Service) acquireAll(ctx context.Context, groups []*runBatch) error {
 		if len(missing) == 0 {
 			return nil
 		}
-		if round > 0 && time.Now().After(deadline) {
-			return fmt.Errorf("lock run %s (and %d more): held by another orchestrator for over %s", missing[0].run, len(missing)-1, s.cfg.LockWait)
+		if len(refused) > 0 && time.Now().After(deadline) {
+			return fmt.Errorf("lock run %s (and %d more): held by another orchestrator for over %s", refused[0], len(refused)-1, s.cfg.LockWait)
 		}
-		taken, err := s.lockAndLoad(ctx, missing)
-		if err != nil {
+		var err error
+		if refused, err = s.lockAndLoad(ctx, missing); err != nil {
 			return err
 		}
-		if taken == len(missing) {
+		if len(refused) == 0 {
 			continue // the next round checks they are all still held
 		}
-		if sleep(ctx, wait); ctx.Err() != nil {
+		s.letGo(ctx, groups)
+		if sleep(ctx, jitter(wait)); ctx.Err() != nil {
 			return ctx.Err()
 		}
 		wait = min(2*wait, lockRetryMax)
 	}
 }
 
+// letGo forgets the cached state of groups' runs and releases their locks
+// in one round trip.
+func (s *Service) letGo(ctx context.Context, groups []*runBatch) {
+	runs := make([]string, len(groups))
+	for i, g := range groups {
+		runs[i], g.o = g.run, nil
+		delete(s.owned, g.run)
+	}
+	s.leases.releaseLocks(ctx, s.leases.take(runs))
+}
+
+// jitter spreads d over [d/2, 3d/2), so that orchestrators backing off from
+// each other's locks do not retry in step.
+func jitter(d time.Duration) time.Duration {
+	return d/2 + rand.N(d)
+}
+
 // lockAndLoad asks for the locks of groups' runs in one round trip and
-// caches the runs it got; it returns how many it got.
-func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (int, error) {
+// caches the runs it got; it returns the runs it did not get.
+func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (refused []string, err error) {
 	reqs := make([]statestore.LockRequest, len(groups))
 	for i, g := range groups {
 		reqs[i] = statestore.LockRequest{
@@ -90,22 +114,21 @@ func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (int, err
 	}
 	got, err := s.keys.AcquireRuns(ctx, s.rdb, reqs, s.cfg.LockTTL)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	taken := 0
 	for i, a := range got {
 		if a.Fence == 0 {
+			refused = append(refused, reqs[i].Run)
 			continue
 		}
 		s.leases.add(reqs[i].Run, reqs[i].Value)
 		o, err := s.load(ctx, reqs[i].Run, a)
 		if err != nil {
-			return taken, err
+			return nil, err
 		}
 		s.owned[reqs[i].Run] = o
-		taken++
 	}
-	return taken, nil
+	return refused, nil
 }
 
 // load turns what AcquireRuns read into the cached run: nothing for a run

@@ -3,6 +3,7 @@ package orchsvc
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +37,11 @@ func TestAcquireAllWaitsForLocksHeldElsewhere(t *testing.T) {
 	groups := []*runBatch{startGroup("free"), startGroup("busy")}
 
 	require.NoError(t, s.acquireAll(ctx, groups))
+	require.EqualValues(t, 1, groups[1].o.fence, "busy: the fence moved only when the lock was had")
+	require.Greater(t, groups[0].o.fence, int64(1), "free: let go and taken again while the batch waited")
 	for _, g := range groups {
 		require.NotNil(t, g.o, g.run)
-		require.EqualValues(t, 1, g.o.fence, "%s: one acquisition, one fence bump", g.run)
+		require.Equal(t, strconv.FormatInt(g.o.fence, 10), s.rdb.Get(ctx, s.keys.Fence(g.run)).Val(), g.run)
 		require.Same(t, g.o, s.owned[g.run])
 		v := s.rdb.Get(ctx, s.keys.Lock(g.run)).Val()
 		require.True(t, strings.HasSuffix(v, "orch-a"), "%s: lock value %q", g.run, v)
@@ -49,12 +52,13 @@ func TestAcquireAllWaitsForLocksHeldElsewhere(t *testing.T) {
 	again := []*runBatch{startGroup("free")}
 	require.NoError(t, s.acquireAll(ctx, again))
 	require.Same(t, groups[0].o, again[0].o)
-	require.Equal(t, "1", s.rdb.Get(ctx, s.keys.Fence("free")).Val())
+	fence := groups[0].o.fence
+	require.Equal(t, strconv.FormatInt(fence, 10), s.rdb.Get(ctx, s.keys.Fence("free")).Val())
 
 	// A run whose lease was retired is taken over at once, with a new fence.
 	s.retire("free")
 	require.NoError(t, s.acquireAll(ctx, again))
-	require.EqualValues(t, 2, again[0].o.fence)
+	require.Equal(t, fence+1, again[0].o.fence)
 }
 
 func TestAcquireAllGivesUpAfterLockWait(t *testing.T) {
@@ -66,8 +70,43 @@ func TestAcquireAllGivesUpAfterLockWait(t *testing.T) {
 	require.ErrorContains(t, err, "lock run busy (and 0 more): held by another orchestrator")
 	require.Equal(t, "tokenorch-b", s.rdb.Get(ctx, s.keys.Lock("busy")).Val())
 	require.Zero(t, s.rdb.Exists(ctx, s.keys.Fence("busy")).Val(), "the fence of a run not taken never moves")
-	require.True(t, s.leases.held("free"), "what was taken stays held (disownAll lets it go)")
-	s.disownAll(ctx)
+	require.False(t, s.leases.held("free"), "a batch that waits holds none of its locks")
 	require.Zero(t, s.rdb.Exists(ctx, s.keys.Lock("free")).Val())
 	require.Empty(t, s.owned)
+}
+
+func TestAcquireAllOfTwoOrchestratorsNeedingTheSameRunsDoesNotDeadlock(t *testing.T) {
+	t.Parallel()
+	a := acquireSetup(t, 15*time.Second)
+	a.cfg.LockTTL = time.Minute // no lock may lapse on its own during the test
+	b := &Service{cfg: a.cfg, rdb: a.rdb, keys: a.keys, owned: map[string]*owned{},
+		leases: newLeases(a.rdb, a.keys, a.cfg.LockTTL, a.cfg.IdleRelease, slog.New(slog.DiscardHandler))}
+	b.cfg.ID = "orch-b"
+	ctx := context.Background()
+	// Each holds one run the other's next batch needs (a rebalance).
+	require.NoError(t, a.acquireAll(ctx, []*runBatch{startGroup("x")}))
+	require.NoError(t, b.acquireAll(ctx, []*runBatch{startGroup("y")}))
+
+	type outcome struct {
+		s   *Service
+		err error
+	}
+	done := make(chan outcome, 2)
+	for _, s := range []*Service{a, b} {
+		go func() {
+			err := s.acquireAll(ctx, []*runBatch{startGroup("x"), startGroup("y")})
+			if err == nil {
+				s.disownAll(ctx) // its batch is done: let the other one have the runs
+			}
+			done <- outcome{s, err}
+		}()
+	}
+	for range 2 {
+		select {
+		case o := <-done:
+			require.NoError(t, o.err, o.s.cfg.ID)
+		case <-time.After(2 * time.Minute):
+			t.Fatal("acquireAll did not return")
+		}
+	}
 }
