@@ -120,10 +120,63 @@ func (k Keys) Heartbeat(ctx context.Context, rdb redis.Scripter, a Attempt, work
 	return k.runClaimScript(ctx, rdb, heartbeatScript, a, worker, ttl)
 }
 
-func (k Keys) runClaimScript(ctx context.Context, rdb redis.Scripter, s *redis.Script, a Attempt, worker string, ttl time.Duration) (ClaimResult, error) {
+// ClaimRequest is one attempt a worker wants to claim, held for TTL.
+type ClaimRequest struct {
+	Attempt Attempt
+	TTL     time.Duration
+}
+
+// ClaimAttempts claims every attempt of reqs for worker in one pipelined
+// round trip: the same claim script as ClaimAttempt, once per attempt, so
+// each claim stays atomic on its own and the batch costs one round trip
+// instead of one per attempt. The i-th result answers reqs[i]. On error no
+// result is known and the whole call may be repeated: a claim already
+// stored for worker answers ClaimOK again. A server that lost its script
+// cache (NOSCRIPT) gets the script loaded once and the pipeline re-sent.
+func (k Keys) ClaimAttempts(ctx context.Context, rdb redis.Cmdable, reqs []ClaimRequest, worker string) ([]ClaimResult, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	out, err := k.claimPipeline(ctx, rdb, reqs, worker)
+	if IsNoScript(err) {
+		if lerr := claimScript.Load(ctx, rdb).Err(); lerr != nil {
+			return nil, fmt.Errorf("claim %d attempts: reload script: %w", len(reqs), lerr)
+		}
+		out, err = k.claimPipeline(ctx, rdb, reqs, worker)
+	}
+	return out, err
+}
+
+func (k Keys) claimPipeline(ctx context.Context, rdb redis.Cmdable, reqs []ClaimRequest, worker string) ([]ClaimResult, error) {
+	pipe := rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(reqs))
+	for i, r := range reqs {
+		keys, args := k.claimArgs(r.Attempt, worker, r.TTL)
+		cmds[i] = claimScript.EvalSha(ctx, pipe, keys, args...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("claim %d attempts (first %s): %w", len(reqs), reqs[0].Attempt, err)
+	}
+	out := make([]ClaimResult, len(reqs))
+	for i, c := range cmds {
+		n, err := c.Int()
+		if err != nil {
+			return nil, fmt.Errorf("claim %s: %w", reqs[i].Attempt, err)
+		}
+		out[i] = ClaimResult(n)
+	}
+	return out, nil
+}
+
+// claimArgs are the KEYS and ARGV of the claim and heartbeat scripts.
+func (k Keys) claimArgs(a Attempt, worker string, ttl time.Duration) ([]string, []any) {
 	keys := []string{k.Nodes(a.Run), k.Claim(a.Run, a.Node, a.Instance, a.Attempt), k.Instances(a.Run, a.Node)}
-	ms := max(ttl.Milliseconds(), 1)
-	n, err := s.Run(ctx, rdb, keys, a.Node, strconv.Itoa(a.Attempt), worker, ms, InstanceField(a.Instance)).Int()
+	return keys, []any{a.Node, strconv.Itoa(a.Attempt), worker, max(ttl.Milliseconds(), 1), InstanceField(a.Instance)}
+}
+
+func (k Keys) runClaimScript(ctx context.Context, rdb redis.Scripter, s *redis.Script, a Attempt, worker string, ttl time.Duration) (ClaimResult, error) {
+	keys, args := k.claimArgs(a, worker, ttl)
+	n, err := s.Run(ctx, rdb, keys, args...).Int()
 	if err != nil {
 		return ClaimTaken, fmt.Errorf("claim %s: %w", a, err)
 	}

@@ -34,7 +34,7 @@ func (k Keys) RunPattern(run string) string { return k.runKey(run, "*") }
 // Fence is the run's fencing counter, incremented on every lock acquisition.
 func (k Keys) Fence(run string) string { return k.runKey(run, "fence") }
 
-// Lock is the run's bsm/redislock key.
+// Lock is the run's lock key (bsm/redislock's format; see lock.go).
 func (k Keys) Lock(run string) string { return k.runKey(run, "lock") }
 
 // Nodes is the hash of node records (field NodeField → runstate.NodeRecord JSON).

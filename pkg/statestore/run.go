@@ -48,6 +48,13 @@ type RunWrite struct {
 	History []string
 	// FanOuts are the per-instance writes of fan-out nodes.
 	FanOuts []FanOutWrite
+	// Ended are attempts this write takes out of flight (terminal, waiting
+	// for a retry, cancelled): their worker claims are deleted in the same
+	// step. A claim matters only while the record names its attempt as in
+	// flight — the claim and heartbeat scripts read the record first and
+	// refuse any other — so deleting it here frees its memory at once
+	// instead of when its TTL (the heartbeat timeout) runs out.
+	Ended []Attempt
 }
 
 // FanOutWrite is one fan-out node's share of a RunWrite.
@@ -74,6 +81,7 @@ const (
 //
 //	KEYS[1] fence  KEYS[2] run  KEYS[3] nodes  KEYS[4] outputs  KEYS[5] history
 //	KEYS[6+3k..8+3k] fan-out node k's instances hash, instance outputs hash, items list
+//	KEYS[6+3n..] claim keys of ended attempts (n = number of fan-out sections), deleted
 //	ARGV[1] fence token  ARGV[2] create (0|1)  ARGV[3] history cap
 //	ARGV[4..8] counts: run field pairs, node pairs, output pairs, cleared outputs, history lines
 //	ARGV[9] number of fan-out sections
@@ -127,6 +135,7 @@ for k = 0, tonumber(ARGV[9]) - 1 do
   end
   pos = pos + nl
 end
+for i = 6 + 3 * tonumber(ARGV[9]), #KEYS do redis.call('DEL', KEYS[i]) end
 return 1
 `)
 
@@ -156,13 +165,16 @@ func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) 
 		keys = append(keys, k.Instances(w.Run, f.Node), k.InstanceOutputs(w.Run, f.Node), k.Items(w.Run, f.Node))
 		args = f.appendArgs(args)
 	}
+	for _, a := range w.Ended {
+		keys = append(keys, k.Claim(a.Run, a.Node, a.Instance, a.Attempt))
+	}
 	return applyScript.EvalSha(ctx, pipe, keys, args...)
 }
 
 // LoadScripts makes sure the server knows every script, so that EvalSha in
 // pipelines never meets NOSCRIPT (call at start-up and after a Redis restart).
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
-	for _, s := range []*redis.Script{applyScript, claimScript, heartbeatScript, releaseScript} {
+	for _, s := range []*redis.Script{applyScript, claimScript, heartbeatScript, releaseScript, acquireScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return fmt.Errorf("load redis scripts: %w", err)
 		}

@@ -63,6 +63,52 @@ func TestClaimAttempt(t *testing.T) {
 	require.Equal(t, statestore.ClaimFinished, got, "heartbeat must tell the worker to stop a cancelled attempt")
 }
 
+func TestClaimAttemptsInOnePipeline(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1})
+	b.putNode(t, "r1", "B", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 2})
+	b.putNode(t, "r1", "C", runstate.NodeRecord{State: runstate.NodeSucceeded, Attempt: 1})
+	b.putNode(t, "r1", "D", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1})
+	b.putNode(t, "r1", "F", runstate.NodeRecord{State: runstate.NodeRunning, FanOutCounts: runstate.FanOutCounts{FanOut: true}})
+	inst := runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1}
+	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Instances("r1", "F"), statestore.InstanceField(3), inst.Encode()).Err())
+	taken := statestore.Attempt{Run: "r1", Node: "D", Attempt: 1}
+	got, err := b.keys.ClaimAttempt(b.ctx, b.rdb, taken, "w2", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimOK, got)
+
+	reqs := []statestore.ClaimRequest{
+		{Attempt: statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r1", Node: "B", Attempt: 1}, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r1", Node: "C", Attempt: 1}, TTL: time.Minute},
+		{Attempt: taken, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r1", Node: "Z", Attempt: 1}, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r1", Node: "F", Instance: 3, Attempt: 1}, TTL: 30 * time.Second},
+	}
+	want := []statestore.ClaimResult{statestore.ClaimOK, statestore.ClaimStale, statestore.ClaimFinished,
+		statestore.ClaimTaken, statestore.ClaimUnknown, statestore.ClaimOK}
+	res, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
+	require.NoError(t, err)
+	require.Equal(t, want, res)
+	require.Equal(t, "w1", b.rdb.Get(b.ctx, b.keys.Claim("r1", "F", 3, 1)).Val())
+	ttl := b.rdb.PTTL(b.ctx, b.keys.Claim("r1", "F", 3, 1)).Val()
+	require.Greater(t, ttl, 20*time.Second)
+	require.LessOrEqual(t, ttl, 30*time.Second, "each claim gets its own TTL")
+
+	// Repeating the call (a retry after a lost answer) changes nothing, and a
+	// server that lost its scripts gets them back within the call.
+	require.NoError(t, b.rdb.ScriptFlush(b.ctx).Err())
+	res, err = b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
+	require.NoError(t, err)
+	require.Equal(t, want, res)
+	require.Equal(t, "w2", b.rdb.Get(b.ctx, b.keys.Claim("r1", "D", 0, 1)).Val())
+
+	res, err = b.keys.ClaimAttempts(b.ctx, b.rdb, nil, "w1")
+	require.NoError(t, err)
+	require.Empty(t, res)
+}
+
 func TestHeartbeatRetakesExpiredClaim(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -183,4 +229,32 @@ func TestIsNoScript(t *testing.T) {
 	require.True(t, statestore.IsNoScript(fmt.Errorf("persist: %w", err)), "%v", err)
 	require.False(t, statestore.IsNoScript(errors.New("NOSCRIPT but not from redis")))
 	require.False(t, statestore.IsNoScript(nil))
+}
+
+func TestWriteDeletesClaimsOfEndedAttempts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fence := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val()
+	ended := []statestore.Attempt{{Run: "r1", Node: "A", Attempt: 1}, {Run: "r1", Node: "F", Instance: 7, Attempt: 2}}
+	running := statestore.Attempt{Run: "r1", Node: "B", Attempt: 1}
+	for _, a := range append(ended, running) {
+		require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt), "w1", time.Minute).Err())
+	}
+	w := statestore.RunWrite{Run: "r1", Fence: fence, Create: true,
+		Nodes:   map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`), "B": []byte(`{"s":"running","a":1}`)},
+		FanOuts: []statestore.FanOutWrite{{Node: "F", Instances: map[int][]byte{7: []byte(`{"s":"failed","a":2}`)}}},
+		Ended:   ended}
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, w))
+	for _, a := range ended {
+		require.Zero(t, b.rdb.Exists(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt)).Val(), a.String())
+	}
+	require.Equal(t, "w1", b.rdb.Get(b.ctx, b.keys.Claim("r1", "B", 0, 1)).Val(), "a claim in flight stays")
+	require.Equal(t, `{"s":"failed","a":2}`, b.rdb.HGet(b.ctx, b.keys.Instances("r1", "F"), statestore.InstanceField(7)).Val())
+
+	// A stale writer deletes nothing either.
+	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim("r1", "A", 0, 1), "w1", time.Minute).Err())
+	b.rdb.Incr(b.ctx, b.keys.Fence("r1"))
+	w.Create = false
+	require.EqualValues(t, statestore.WriteStale, write(t, b, w))
+	require.Equal(t, int64(1), b.rdb.Exists(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
 }

@@ -8,9 +8,10 @@
 // # Delivery
 //
 // Kafka delivers a dispatch at least once. Before running it, the worker
-// claims the attempt (statestore.Keys.ClaimAttempt: SET NX with a TTL, after
-// checking that the node record still names this attempt as in flight), and
-// commits the dispatch's offset once it is claimed or dropped. The claim is
+// claims the attempt (SET NX with a TTL, after checking that the node record
+// still names this attempt as in flight; every dispatch of a fetched batch
+// in one pipelined round trip, statestore.Keys.ClaimAttempts), and commits
+// the dispatch's offset once it is claimed or dropped. The claim is
 // the durable effect of a dispatch: duplicates find it taken and are dropped,
 // and if this worker dies mid-task the claim expires (no heartbeat refreshes
 // it) and the orchestrator's reconciler retries the attempt. A result may

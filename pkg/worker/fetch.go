@@ -69,29 +69,17 @@ func (w *Worker) releaseSlots(n int) {
 	}
 }
 
-// settleBatch settles msgs in order — each is claimed (and handed to an
-// executor), dropped or dead-lettered — stopping early when ctx is done, then
-// commits the settled prefix. Messages after the prefix stay uncommitted and
-// are delivered again. It returns how many attempts it handed to executors:
-// each holds one of the batch's slots.
+// settleBatch settles msgs (see settleAll), hands the claimed attempts to
+// executors, then commits the settled prefix. Messages after the prefix
+// stay uncommitted and are delivered again. It returns how many attempts it
+// handed to executors: each holds one of the batch's slots.
 func (w *Worker) settleBatch(ctx context.Context, cons *eventbus.Consumer, prod *eventbus.Producer, msgs []eventbus.Message) (used int) {
-	settled := 0
-	for _, m := range msgs {
-		if ctx.Err() != nil {
-			break
-		}
-		a, ok := w.settle(ctx, prod, m)
-		if !ok {
-			break
-		}
-		settled++
-		if a != nil {
-			w.work <- a // never blocks: a holds a slot, and there are as many executors as slots
-			used++
-		}
+	settled, attempts := w.settleAll(ctx, prod, msgs)
+	for _, a := range attempts {
+		w.work <- a // never blocks: a holds a slot, and there are as many executors as slots
 	}
 	if settled == 0 {
-		return used
+		return len(attempts)
 	}
 	cctx, cancel := w.io()
 	defer cancel()
@@ -99,5 +87,5 @@ func (w *Worker) settleBatch(ctx context.Context, cons *eventbus.Consumer, prod 
 		// Harmless: the dispatches are delivered again and dropped as duplicates.
 		w.log.Warn("commit dispatches", "messages", settled, keyErr, err)
 	}
-	return used
+	return len(attempts)
 }

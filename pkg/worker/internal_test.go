@@ -7,8 +7,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -127,4 +129,48 @@ func TestBackoffIsBounded(t *testing.T) {
 		prev = d
 	}
 	require.Equal(t, backoffMax, backoff(100))
+}
+
+func TestPrepareClaimsEachAttemptOnce(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled: prepare does no I/O
+	t.Cleanup(func() { _ = rdb.Close() })
+	w, err := New(Config{Bus: eventbus.Config{Brokers: []string{"127.0.0.1:1"}}, Redis: rdb,
+		Handlers: map[string]Handler{"noop": HandlerFunc(func(context.Context, *Task) (any, error) { return nil, nil })}})
+	require.NoError(t, err)
+	msg := func(node string, inst, attempt int32) eventbus.Message {
+		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, "r",
+			&eventsv1.TaskDispatch{RunId: "r", NodeId: node, Instance: inst, Attempt: attempt, Handler: "noop", HeartbeatTimeoutMs: 7000})
+		require.NoError(t, err)
+		return m
+	}
+	w.recent.add(statestore.Attempt{Run: "r", Node: "old", Attempt: 1})
+	msgs := []eventbus.Message{
+		msg("a", 0, 1),
+		{Topic: eventsv1.TopicTaskDispatch, Value: []byte("\xff not protobuf")},
+		msg("a", 0, 1),   // duplicate within the batch
+		msg("a", 1, 1),   // another instance: its own claim
+		msg("old", 0, 1), // claimed by this worker lately
+		msg("b", 0, 0),   // invalid attempt
+		msg("a", 0, 2),   // the next attempt: its own claim
+	}
+	ins, reqs := w.prepare(msgs)
+	require.Len(t, ins, len(msgs))
+	type view struct {
+		claim  int
+		dup    bool
+		poison bool
+	}
+	got := make([]view, len(ins))
+	for i, in := range ins {
+		got[i] = view{claim: in.claim, dup: in.dup, poison: in.poison != ""}
+	}
+	require.Equal(t, []view{{0, false, false}, {-1, false, true}, {-1, true, false}, {1, false, false},
+		{-1, true, false}, {-1, false, true}, {2, false, false}}, got)
+	require.Equal(t, []statestore.ClaimRequest{
+		{Attempt: statestore.Attempt{Run: "r", Node: "a", Attempt: 1}, TTL: 7 * time.Second},
+		{Attempt: statestore.Attempt{Run: "r", Node: "a", Instance: 1, Attempt: 1}, TTL: 7 * time.Second},
+		{Attempt: statestore.Attempt{Run: "r", Node: "a", Attempt: 2}, TTL: 7 * time.Second},
+	}, reqs)
+	require.Equal(t, 2, claimsBefore(ins[:6]))
 }

@@ -12,48 +12,125 @@ import (
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
-// settle makes one dispatch durable: it dead-letters a poison message, drops
-// a dispatch whose claim is refused, fails one with no handler, or returns
-// the claimed attempt to execute. Redis and Kafka errors are retried with
-// backoff; ok is false only if ctx ended before the message was settled.
+// inbound is one fetched dispatch on its way to being settled.
+type inbound struct {
+	d   *eventsv1.TaskDispatch
+	id  statestore.Attempt
+	ttl time.Duration
+	// poison, when set, is why the message is dead-lettered instead.
+	poison string
+	// dup marks a dispatch this worker claimed lately or that appeared
+	// earlier in the same batch: it is dropped without a claim (the claim
+	// script answers "ok" again to the holder, so only this check keeps a
+	// duplicate from running twice).
+	dup bool
+	// claim indexes the batch's claim results; -1 when not claimed.
+	claim int
+}
+
+// prepare decodes msgs and lists the claims they need, in order.
+func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.ClaimRequest) {
+	ins := make([]inbound, len(msgs))
+	var reqs []statestore.ClaimRequest
+	seen := make(map[statestore.Attempt]bool, len(msgs))
+	for i, m := range msgs {
+		in := &ins[i]
+		in.claim = -1
+		in.d = &eventsv1.TaskDispatch{}
+		if err := eventbus.Decode(m, in.d); err != nil {
+			in.poison = err.Error()
+			continue
+		}
+		if err := checkDispatch(in.d); err != nil {
+			in.poison = err.Error()
+			continue
+		}
+		in.id = statestore.Attempt{Run: in.d.GetRunId(), Node: in.d.GetNodeId(), Instance: int(in.d.GetInstance()), Attempt: int(in.d.GetAttempt())}
+		in.ttl = heartbeatTimeout(in.d)
+		if seen[in.id] || w.recent.has(in.id) {
+			in.dup = true
+			continue
+		}
+		seen[in.id] = true
+		in.claim = len(reqs)
+		reqs = append(reqs, statestore.ClaimRequest{Attempt: in.id, TTL: in.ttl})
+	}
+	return ins, reqs
+}
+
+// settleAll makes a fetched batch durable: poison messages are
+// dead-lettered, then every dispatch is claimed in one pipelined round trip,
+// then each is dropped, failed for want of a handler, or returned as an
+// attempt to execute. Redis and Kafka errors are retried with backoff;
+// settled is the length of the prefix of msgs that was settled before ctx
+// ended (all of it unless shutting down).
 //
 // The claim is the durable effect of a dispatch: once it is stored the
 // message may be committed, because if this worker dies the claim expires and
 // the orchestrator's reconciler retries the attempt.
-func (w *Worker) settle(ctx context.Context, prod *eventbus.Producer, m eventbus.Message) (a *attempt, ok bool) {
-	d := &eventsv1.TaskDispatch{}
-	if err := eventbus.Decode(m, d); err != nil {
-		return nil, w.deadLetter(ctx, prod, m, err.Error())
+func (w *Worker) settleAll(ctx context.Context, prod *eventbus.Producer, msgs []eventbus.Message) (settled int, attempts []*attempt) {
+	ins, reqs := w.prepare(msgs)
+	cut := len(ins)
+	for i, in := range ins {
+		if in.poison != "" && !w.deadLetter(ctx, prod, msgs[i], in.poison) {
+			cut = i
+			break
+		}
 	}
-	if err := checkDispatch(d); err != nil {
-		return nil, w.deadLetter(ctx, prod, m, err.Error())
+	ins = ins[:cut]
+	reqs = reqs[:claimsBefore(ins)]
+	res, ok := w.claimAll(ctx, reqs)
+	for i, in := range ins {
+		switch {
+		case in.poison != "":
+		case in.dup:
+			w.stats.dropped.Add(1)
+			w.attemptLog(in).Debug("dispatch dropped: this worker already claimed the attempt")
+		case !ok:
+			return i, attempts
+		default:
+			if a := w.claimed(in, res[in.claim]); a != nil {
+				attempts = append(attempts, a)
+			}
+		}
 	}
-	id := statestore.Attempt{Run: d.GetRunId(), Node: d.GetNodeId(), Instance: int(d.GetInstance()), Attempt: int(d.GetAttempt())}
-	log := w.log.With(keyRun, id.Run, keyNode, id.Node, keyInstance, id.Instance, keyAttempt, id.Attempt, keyHandler, d.GetHandler())
-	if w.recent.has(id) {
-		w.stats.dropped.Add(1)
-		log.Debug("dispatch dropped: this worker already claimed the attempt")
-		return nil, true
+	return len(ins), attempts
+}
+
+// claimsBefore counts the claims the dispatches of ins need.
+func claimsBefore(ins []inbound) int {
+	n := 0
+	for _, in := range ins {
+		if in.claim >= 0 {
+			n++
+		}
 	}
-	ttl := heartbeatTimeout(d)
-	res, ok := w.claim(ctx, id, ttl)
-	if !ok {
-		return nil, false
-	}
+	return n
+}
+
+// claimed acts on a dispatch's claim result: a refused claim drops it, a
+// missing handler fails it, and an accepted one becomes an attempt.
+func (w *Worker) claimed(in inbound, res statestore.ClaimResult) *attempt {
+	log := w.attemptLog(in)
 	if res != statestore.ClaimOK {
 		w.stats.dropped.Add(1)
 		log.Debug("dispatch dropped", "claim", res.String())
-		return nil, true
+		return nil
 	}
-	w.recent.add(id)
-	h, found := w.cfg.Handlers[d.GetHandler()]
+	w.recent.add(in.id)
+	h, found := w.cfg.Handlers[in.d.GetHandler()]
 	if !found {
 		w.stats.noHandler.Add(1)
 		log.Warn("no handler for dispatch")
-		w.out.push(outgoing{result: w.noHandlerResult(d)})
-		return nil, true
+		w.out.push(outgoing{result: w.noHandlerResult(in.d)})
+		return nil
 	}
-	return w.newAttempt(id, d, h, ttl, log), true
+	return w.newAttempt(in.id, in.d, h, in.ttl, log)
+}
+
+// attemptLog is the logger of in's attempt.
+func (w *Worker) attemptLog(in inbound) *slog.Logger {
+	return w.log.With(keyRun, in.id.Run, keyNode, in.id.Node, keyInstance, in.id.Instance, keyAttempt, in.id.Attempt, keyHandler, in.d.GetHandler())
 }
 
 // checkDispatch rejects a dispatch that cannot name an attempt.
@@ -80,20 +157,20 @@ func heartbeatTimeout(d *eventsv1.TaskDispatch) time.Duration {
 	return DefaultHeartbeatTimeout
 }
 
-// claim runs ClaimAttempt until Redis answers; false if ctx ended first. The
-// call itself is not cancelled by ctx, so a claim that was stored is also
-// known to be ours.
-func (w *Worker) claim(ctx context.Context, id statestore.Attempt, ttl time.Duration) (statestore.ClaimResult, bool) {
+// claimAll runs the batch's claims until Redis answers; false if ctx ended
+// first. The call itself is not cancelled by ctx, so claims that were
+// stored are also known to be ours.
+func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) ([]statestore.ClaimResult, bool) {
 	for try := 0; ; try++ {
 		cctx, cancel := w.io()
-		res, err := w.keys.ClaimAttempt(cctx, w.rdb, id, w.cfg.ID, ttl)
+		res, err := w.keys.ClaimAttempts(cctx, w.rdb, reqs, w.cfg.ID)
 		cancel()
 		if err == nil {
 			return res, true
 		}
-		w.log.Warn("claim dispatch", "try", try+1, keyErr, err)
+		w.log.Warn("claim dispatches", "dispatches", len(reqs), "try", try+1, keyErr, err)
 		if !sleepCtx(ctx, backoff(try)) {
-			return statestore.ClaimTaken, false
+			return nil, false
 		}
 	}
 }

@@ -45,6 +45,15 @@ type bundle struct {
 // setup starts a worker running handlers; tune adjusts its Config first.
 func setup(t *testing.T, handlers map[string]worker.Handler, tune func(*worker.Config)) *bundle {
 	t.Helper()
+	b := setupIdle(t, handlers, tune)
+	b.start()
+	return b
+}
+
+// setupIdle is setup without starting the worker: dispatches published
+// before start wait in the topic and are fetched together.
+func setupIdle(t *testing.T, handlers map[string]worker.Handler, tune func(*worker.Config)) *bundle {
+	t.Helper()
 	srv := testinfra.StartRedis(t)
 	kafka := testinfra.StartKafka(t)
 	b := &bundle{
@@ -70,7 +79,6 @@ func setup(t *testing.T, handlers map[string]worker.Handler, tune func(*worker.C
 	}
 	b.w, err = worker.New(cfg)
 	require.NoError(t, err)
-	b.start()
 	return b
 }
 

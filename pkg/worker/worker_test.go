@@ -59,6 +59,34 @@ func TestDuplicateDispatchesExecuteOnce(t *testing.T) {
 	require.EqualValues(t, 1, b.w.Stats().Executed)
 }
 
+func TestFetchedBatchIsClaimedAndSettledInOrder(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setupIdle(t, map[string]worker.Handler{"echo": echo(&calls)}, func(c *worker.Config) { c.Concurrency = 16 })
+	a := b.queued("run1", "a", "echo", `{}`)
+	stale := b.queued("run1", "b", "echo", `{}`)
+	b.putNode("run1", "b", 0, `{"s":"queued","a":2}`)
+	c := b.queued("run1", "c", "echo", `{}`)
+	d := b.queued("run1", "d", "nope", `{}`)
+	b.dispatch(a)
+	b.dispatch(a)
+	b.publishRaw("run1", []byte("\xff not protobuf"))
+	b.dispatch(stale)
+	b.dispatch(a)
+	b.dispatch(c)
+	b.dispatch(d)
+	b.start() // the dispatches above wait in one partition and arrive together
+
+	b.result("run1", "a", succeeded)
+	b.result("run1", "c", succeeded)
+	require.True(t, b.result("run1", "d", failed).GetPermanent())
+	require.Eventually(t, func() bool { return len(b.dlq.all()) == 1 && b.w.Stats().Dropped == 3 }, within, tick)
+	require.EqualValues(t, 2, calls.Load(), "a duplicated dispatch ran twice, or a stale one ran")
+	require.Len(t, b.resultsOf("run1", "a"), 1)
+	require.EqualValues(t, 1, b.w.Stats().NoHandler)
+	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Val())
+}
+
 func TestDispatchOfStaleAttemptIsDropped(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64

@@ -33,10 +33,11 @@ type runBatch struct {
 const maxStaleRetries = 3
 
 // handleBatch applies a fetched batch: group by run, apply, persist in one
-// pipeline, publish, commit. Failures (Redis or the broker down, a lock that
-// cannot be had) are retried with backoff until they pass or ctx ends; the
-// offsets stay uncommitted meanwhile, so nothing is lost if the process dies.
-func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message) {
+// pipeline, publish, then hands the batch to commitLoop. Failures (Redis or
+// the broker down, a lock that cannot be had) are retried with backoff until
+// they pass or ctx ends; the offsets stay uncommitted meanwhile, so nothing
+// is lost if the process dies.
+func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, commits chan<- []eventbus.Message) {
 	backoff := 50 * time.Millisecond
 	for {
 		err := s.tryBatch(context.WithoutCancel(ctx), msgs)
@@ -53,11 +54,7 @@ func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message) {
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
-	if err := s.cons.Commit(context.WithoutCancel(ctx), msgs...); err != nil {
-		// A rebalance moved the partition: its new owner gets the records
-		// again and the core ignores what was already applied.
-		s.log.Warn("commit failed; records will be redelivered", "messages", len(msgs), "err", err)
-	}
+	commits <- msgs
 }
 
 // reloadScripts loads the Lua scripts again after Redis lost them (a
@@ -80,10 +77,11 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
 		if try == maxStaleRetries {
 			return fmt.Errorf("fence kept moving for %d runs", len(groups))
 		}
+		if err := s.acquireAll(ctx, groups); err != nil {
+			return err
+		}
 		for _, g := range groups {
-			if err := s.apply(ctx, g); err != nil {
-				return err
-			}
+			s.apply(ctx, g)
 		}
 		for _, g := range groups {
 			for _, m := range g.orphans {
@@ -141,18 +139,12 @@ func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason err
 	return nil
 }
 
-// apply takes the run's lock if needed and applies its events to the core.
-func (s *Service) apply(ctx context.Context, g *runBatch) error {
+// apply applies the events of a run held by acquireAll to the core.
+func (s *Service) apply(ctx context.Context, g *runBatch) {
 	g.eff, g.cmd, g.dropActive, g.orphans, g.admitted = &core.Effects{}, nil, false, nil, false
-	o, err := s.acquire(ctx, g.run)
-	if err != nil {
-		return err
-	}
-	g.o = o
 	for _, in := range g.events {
 		s.applyOne(ctx, g, in)
 	}
-	return nil
 }
 
 // applyOne applies one event, creating the run on its first start.
@@ -253,6 +245,11 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 	s.publish(ctx, out)
 	s.announceStops(ctx, applied)
 	s.release(ctx, applied)
+	for _, g := range applied {
+		if g.o.run != nil && g.o.run.Status.Terminal() && g.eff.RunStatusChanged() {
+			s.retire(g.run)
+		}
+	}
 	return retry, nil
 }
 

@@ -38,7 +38,10 @@ type Config struct {
 	// LockTTL is the run lock's time to live; it is refreshed every LockTTL/3
 	// while held. Default 6s.
 	LockTTL time.Duration
-	// IdleRelease releases a run's lock after this long without events; default 1s.
+	// IdleRelease releases a run's lock after this long without events (a
+	// run's lock is also released once it ends); default 3s. Longer keeps
+	// busy runs from paying a new acquisition and reload between events;
+	// shorter hands runs over sooner after a rebalance.
 	IdleRelease time.Duration
 	// LockWait bounds the wait for a run lock held by another orchestrator
 	// (during a rebalance); default 20s.
@@ -70,7 +73,7 @@ func (c Config) withDefaults() Config {
 	c.Group = cmp.Or(c.Group, GroupID)
 	c.BatchMax = cmp.Or(c.BatchMax, 1000)
 	c.LockTTL = cmp.Or(c.LockTTL, 6*time.Second)
-	c.IdleRelease = cmp.Or(c.IdleRelease, time.Second)
+	c.IdleRelease = cmp.Or(c.IdleRelease, 3*time.Second)
 	c.LockWait = cmp.Or(c.LockWait, 20*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)

@@ -50,11 +50,27 @@ func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
 		w.ClearOutputs = append(w.ClearOutputs, r.NodeID(i))
 	}
 	w.FanOuts = fanOutWrites(r, &eff.FanOut)
+	w.Ended = endedAttempts(r, eff)
 	ts := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, h := range eff.History {
 		w.History = append(w.History, ts+" "+h)
 	}
 	return w
+}
+
+// endedAttempts lists the attempts eff takes out of flight, whose claims
+// the write deletes. Attempt numbers only grow, so an attempt that left
+// flight never returns to it: a later change of the same node in flight
+// names a newer attempt. A fan-out node's own changes name no attempt of
+// a worker (its instances' changes do).
+func endedAttempts(r *core.Run, eff *core.Effects) []statestore.Attempt {
+	var out []statestore.Attempt
+	for _, c := range eff.Changes {
+		if c.Attempt > 0 && !c.State.InFlight() && (c.FanOut || !r.Nodes[c.Node].FanOut) {
+			out = append(out, statestore.Attempt{Run: r.ID, Node: r.NodeID(c.Node), Instance: c.Instance, Attempt: c.Attempt})
+		}
+	}
+	return out
 }
 
 func runFields(r *core.Run, created bool, events []inbound) map[string]string {

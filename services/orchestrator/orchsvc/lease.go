@@ -2,31 +2,24 @@ package orchsvc
 
 import (
 	"context"
-	"errors"
+	"crypto/rand"
+	"encoding/base64"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/bsm/redislock"
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
 
-// refreshScript extends a lock if its value is still ours (bsm/redislock's
-// own refresh, batched here into one pipeline for every held run).
-//
-//	KEYS[1] lock key  ARGV[1] token+metadata (the stored value)  ARGV[2] ttl ms
-//	returns 1 extended, 0 not held
-var refreshScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`)
-
 // leases keeps the run locks this orchestrator holds alive from their own
 // goroutine, so a busy or blocked event loop never lets them lapse, and lets
-// go of locks that went idle (so another orchestrator that now owns the
-// run's partition can take it). Safe for concurrent use.
+// go of locks that went idle or whose run ended (so another orchestrator
+// that now owns the run's partition can take it). Refreshes and releases
+// are one pipeline per tick. Safe for concurrent use.
 type leases struct {
 	rdb  *redis.Client
+	keys statestore.Keys
 	ttl  time.Duration
 	idle time.Duration
 	log  *slog.Logger
@@ -36,19 +29,38 @@ type leases struct {
 }
 
 type lease struct {
-	lock     *redislock.Lock
+	value    string // the lock's value: a random token + the orchestrator id
 	lastUsed time.Time
 }
 
-func newLeases(rdb *redis.Client, ttl, idle time.Duration, log *slog.Logger) *leases {
-	return &leases{rdb: rdb, ttl: ttl, idle: idle, log: log, m: map[string]*lease{}}
+func newLeases(rdb *redis.Client, keys statestore.Keys, ttl, idle time.Duration, log *slog.Logger) *leases {
+	return &leases{rdb: rdb, keys: keys, ttl: ttl, idle: idle, log: log, m: map[string]*lease{}}
 }
 
-// add records a freshly obtained lock.
-func (l *leases) add(run string, lock *redislock.Lock) {
+// lockValue is a new lock value: 16 random bytes in base64 (as
+// bsm/redislock draws them) followed by the holder's id, so that a lock
+// names its holder.
+func lockValue(holder string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:]) + holder
+}
+
+// add records a freshly obtained lock, replacing any previous lease of run.
+func (l *leases) add(run, value string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.m[run] = &lease{lock: lock, lastUsed: time.Now()}
+	l.m[run] = &lease{value: value, lastUsed: time.Now()}
+}
+
+// value is the value of run's lease, "" when there is none.
+func (l *leases) value(run string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ls := l.m[run]; ls != nil {
+		return ls.value
+	}
+	return ""
 }
 
 // touch marks run's lock as used and reports whether it is still held.
@@ -70,33 +82,50 @@ func (l *leases) held(run string) bool {
 	return l.m[run] != nil
 }
 
-// release lets go of run's lock now.
-func (l *leases) release(ctx context.Context, run string) {
+// retire lets the next tick release run's lock, as if it had been idle for
+// long: its run ended. Until then a new lock request for the run takes the
+// lease over (statestore.LockRequest.Prev).
+func (l *leases) retire(run string) {
 	l.mu.Lock()
-	ls := l.m[run]
-	delete(l.m, run)
-	l.mu.Unlock()
-	if ls != nil {
-		l.releaseLock(ctx, run, ls.lock)
+	defer l.mu.Unlock()
+	if ls := l.m[run]; ls != nil {
+		ls.lastUsed = time.Time{}
 	}
 }
 
-func (l *leases) releaseLock(ctx context.Context, run string, lock *redislock.Lock) {
-	if err := lock.Release(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
-		l.log.Warn("release run lock", "run_id", run, "err", err)
-	}
-}
-
-// releaseAll lets go of every lock (shutdown).
-func (l *leases) releaseAll(ctx context.Context) {
+// take removes the leases of runs (every lease when runs is nil) and
+// returns their locks.
+func (l *leases) take(runs []string) []statestore.HeldLock {
 	l.mu.Lock()
-	runs := make([]string, 0, len(l.m))
+	defer l.mu.Unlock()
+	var out []statestore.HeldLock
+	drop := func(run string) {
+		if ls := l.m[run]; ls != nil {
+			out = append(out, statestore.HeldLock{Run: run, Value: ls.value})
+			delete(l.m, run)
+		}
+	}
+	if runs != nil {
+		for _, run := range runs {
+			drop(run)
+		}
+		return out
+	}
 	for run := range l.m {
-		runs = append(runs, run)
+		drop(run)
 	}
-	l.mu.Unlock()
-	for _, run := range runs {
-		l.release(ctx, run)
+	return out
+}
+
+// releaseAll lets go of every lock now, in one pipeline (a failed batch,
+// shutdown).
+func (l *leases) releaseAll(ctx context.Context) {
+	l.releaseLocks(ctx, l.take(nil))
+}
+
+func (l *leases) releaseLocks(ctx context.Context, locks []statestore.HeldLock) {
+	if err := l.keys.ReleaseLocks(context.WithoutCancel(ctx), l.rdb, locks); err != nil {
+		l.log.Warn("release run locks; they expire instead", "locks", len(locks), "err", err)
 	}
 }
 
@@ -109,52 +138,50 @@ func (l *leases) keepAlive(ctx context.Context, tick time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			l.maintain(ctx)
+			l.maintain(ctx, time.Now())
 		}
 	}
 }
 
-func (l *leases) maintain(ctx context.Context) {
-	now := time.Now()
+// maintain releases the locks idle for longer than idle (or retired) and
+// refreshes the others: one pipeline each. Picking and forgetting the idle
+// ones is one step under mu, so a lease the event loop touched in between
+// is never released under it.
+func (l *leases) maintain(ctx context.Context, now time.Time) {
 	l.mu.Lock()
-	keep := make(map[string]*redislock.Lock, len(l.m))
-	var idle []string
+	var idle, keep []statestore.HeldLock
+	kept := make(map[string]*lease, len(l.m))
 	for run, ls := range l.m {
+		hl := statestore.HeldLock{Run: run, Value: ls.value}
 		if now.Sub(ls.lastUsed) > l.idle {
-			idle = append(idle, run)
+			idle = append(idle, hl)
+			delete(l.m, run)
 		} else {
-			keep[run] = ls.lock
+			keep = append(keep, hl)
+			kept[run] = ls
 		}
 	}
 	l.mu.Unlock()
-	for _, run := range idle {
-		l.release(ctx, run)
-	}
-	l.refresh(ctx, keep)
+	l.releaseLocks(ctx, idle)
+	l.refresh(ctx, keep, kept)
 }
 
-// refresh extends every lock in one pipeline; a lock found lost is forgotten.
-func (l *leases) refresh(ctx context.Context, locks map[string]*redislock.Lock) {
-	if len(locks) == 0 {
+// refresh extends every lock in one pipeline; a lock found lost is
+// forgotten (unless it was replaced meanwhile by a newer lease).
+func (l *leases) refresh(ctx context.Context, locks []statestore.HeldLock, kept map[string]*lease) {
+	lost, err := l.keys.RefreshLocks(ctx, l.rdb, locks, l.ttl)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.log.Warn("refresh run locks", "err", err)
+		}
 		return
 	}
-	pipe := l.rdb.Pipeline()
-	cmds := make(map[string]*redis.Cmd, len(locks))
-	for run, lock := range locks {
-		cmds[run] = refreshScript.Eval(ctx, pipe, []string{lock.Key()}, lock.Token()+lock.Metadata(), l.ttl.Milliseconds())
-	}
-	if _, err := pipe.Exec(ctx); err != nil && ctx.Err() == nil {
-		l.log.Warn("refresh run locks", "err", err)
-		return
-	}
-	for run, c := range cmds {
-		if v, err := c.Int64(); err == nil && v != 1 {
-			l.log.Warn("lost run lock", "run_id", run)
-			l.mu.Lock()
-			if ls := l.m[run]; ls != nil && ls.lock == locks[run] {
-				delete(l.m, run)
-			}
-			l.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, hl := range lost {
+		l.log.Warn("lost run lock", "run_id", hl.Run)
+		if l.m[hl.Run] == kept[hl.Run] {
+			delete(l.m, hl.Run)
 		}
 	}
 }

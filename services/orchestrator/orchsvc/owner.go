@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
-	"github.com/bsm/redislock"
 )
 
 // owned is a run this orchestrator holds the lock of, with its cached state.
@@ -21,46 +21,127 @@ type owned struct {
 	run   *core.Run // nil: the run does not exist (yet)
 }
 
-// acquire takes run's lock (waiting up to LockWait for another holder to let
-// go), bumps the fencing counter and loads the run, all before any write.
-func (s *Service) acquire(ctx context.Context, run string) (*owned, error) {
-	if o := s.owned[run]; o != nil {
-		if s.leases.touch(run) {
-			return o, nil
-		}
-		delete(s.owned, run) // the lock lapsed or went idle: reload
+// Lock acquisition backoff while another orchestrator holds a run (a
+// rebalance): from lockRetryMin doubling to lockRetryMax, for up to LockWait.
+const (
+	lockRetryMin = 2 * time.Millisecond
+	lockRetryMax = 250 * time.Millisecond
+)
+
+// cached returns run's cached state if its lock is still held, and forgets
+// the cache otherwise (the lock lapsed or went idle: reload).
+func (s *Service) cached(run string) *owned {
+	o := s.owned[run]
+	if o == nil {
+		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.LockWait)
-	defer cancel()
-	lock, err := s.locker.Obtain(wctx, s.keys.Lock(run), s.cfg.LockTTL, &redislock.Options{
-		RetryStrategy: redislock.ExponentialBackoff(2*time.Millisecond, 250*time.Millisecond),
-		Metadata:      s.cfg.ID,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("lock run %s: %w", run, err)
+	if s.leases.touch(run) {
+		return o
 	}
-	o, err := s.load(ctx, run)
-	if err != nil {
-		_ = lock.Release(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	s.leases.add(run, lock)
-	s.owned[run] = o
-	return o, nil
+	delete(s.owned, run)
+	return nil
 }
 
-// load bumps the fence and reads the run in one round trip.
-func (s *Service) load(ctx context.Context, run string) (*owned, error) {
-	pipe := s.rdb.Pipeline()
-	fence := pipe.Incr(ctx, s.keys.Fence(run))
-	f := pipe.HGetAll(ctx, s.keys.Run(run))
-	n := pipe.HGetAll(ctx, s.keys.Nodes(run))
-	out := pipe.HGetAll(ctx, s.keys.Outputs(run))
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("load run %s: %w", run, err)
+// acquireAll makes every group's run held and loaded before any write.
+// Runs held already keep their cached state; the others are locked, their
+// fences bumped and their state read in one pipelined round trip
+// (statestore.AcquireRuns), whatever their number. A run whose first event
+// is its start reads only whether it was started already.
+//
+// Runs another orchestrator holds (a rebalance) are asked for again, with
+// jittered backoff, for up to LockWait. A batch that did not get every
+// lock holds none of them while it waits: two orchestrators each holding a
+// run the other's batch needs (both fetched the same runs' events around a
+// rebalance) would otherwise wait for each other until LockWait, again and
+// again.
+func (s *Service) acquireAll(ctx context.Context, groups []*runBatch) error {
+	deadline, wait := time.Now().Add(s.cfg.LockWait), lockRetryMin
+	var refused []string
+	for {
+		var missing []*runBatch
+		for _, g := range groups {
+			if g.o = s.cached(g.run); g.o == nil {
+				missing = append(missing, g)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if len(refused) > 0 && time.Now().After(deadline) {
+			return fmt.Errorf("lock run %s (and %d more): held by another orchestrator for over %s", refused[0], len(refused)-1, s.cfg.LockWait)
+		}
+		var err error
+		if refused, err = s.lockAndLoad(ctx, missing); err != nil {
+			return err
+		}
+		if len(refused) == 0 {
+			continue // the next round checks they are all still held
+		}
+		s.letGo(ctx, groups)
+		if sleep(ctx, jitter(wait)); ctx.Err() != nil {
+			return ctx.Err()
+		}
+		wait = min(2*wait, lockRetryMax)
 	}
-	o := &owned{fence: fence.Val()}
-	stored := statestore.StoredRun{Fields: f.Val(), Nodes: n.Val(), Outputs: out.Val()}
+}
+
+// letGo forgets the cached state of groups' runs and releases their locks
+// in one round trip.
+func (s *Service) letGo(ctx context.Context, groups []*runBatch) {
+	runs := make([]string, len(groups))
+	for i, g := range groups {
+		runs[i], g.o = g.run, nil
+		delete(s.owned, g.run)
+	}
+	s.leases.releaseLocks(ctx, s.leases.take(runs))
+}
+
+// jitter spreads d over [d/2, 3d/2), so that orchestrators backing off from
+// each other's locks do not retry in step.
+func jitter(d time.Duration) time.Duration {
+	return d/2 + rand.N(d)
+}
+
+// lockAndLoad asks for the locks of groups' runs in one round trip and
+// caches the runs it got; it returns the runs it did not get.
+func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (refused []string, err error) {
+	reqs := make([]statestore.LockRequest, len(groups))
+	for i, g := range groups {
+		reqs[i] = statestore.LockRequest{
+			HeldLock: statestore.HeldLock{Run: g.run, Value: lockValue(s.cfg.ID)},
+			Prev:     s.leases.value(g.run), Light: g.events[0].start != nil,
+		}
+	}
+	got, err := s.keys.AcquireRuns(ctx, s.rdb, reqs, s.cfg.LockTTL)
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range got {
+		if a.Fence == 0 {
+			refused = append(refused, reqs[i].Run)
+			continue
+		}
+		s.leases.add(reqs[i].Run, reqs[i].Value)
+		o, err := s.load(ctx, reqs[i].Run, a)
+		if err != nil {
+			return nil, err
+		}
+		s.owned[reqs[i].Run] = o
+	}
+	return refused, nil
+}
+
+// load turns what AcquireRuns read into the cached run: nothing for a run
+// not started yet (a start creates it), the restored run otherwise.
+func (s *Service) load(ctx context.Context, run string, a statestore.Acquired) (*owned, error) {
+	o := &owned{fence: a.Fence}
+	stored := a.Stored
+	if a.NeedsLoad {
+		var err error
+		if stored, err = s.keys.LoadRun(ctx, s.rdb, run); err != nil {
+			return nil, err
+		}
+	}
 	if !stored.Started() {
 		return o, nil // unknown, or recorded as pending by the api: a start creates it
 	}
@@ -130,16 +211,17 @@ func (s *Service) pruneOwned(now time.Time) {
 	}
 }
 
-// disown forgets a run's cached state and releases its lock.
-func (s *Service) disown(ctx context.Context, run string) {
+// retire forgets an ended run's cached state and lets its lock go at the
+// next lease tick: a late event for it (a duplicate result) takes the lock
+// again and reloads.
+func (s *Service) retire(run string) {
 	delete(s.owned, run)
-	s.leases.release(ctx, run)
+	s.leases.retire(run)
 }
 
-// disownAll forgets every cached run (after a failed batch, when the cache
-// may no longer match what Redis holds).
+// disownAll forgets every cached run and releases every lock (after a
+// failed batch, when the cache may no longer match what Redis holds).
 func (s *Service) disownAll(ctx context.Context) {
-	for run := range s.owned {
-		s.disown(ctx, run)
-	}
+	clear(s.owned)
+	s.leases.releaseAll(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -13,9 +14,9 @@ func TestPruneOwnedForgetsRunsWithoutLock(t *testing.T) {
 	s := &Service{
 		cfg:    Config{IdleRelease: time.Second},
 		owned:  map[string]*owned{"held": {}, "released": {}},
-		leases: newLeases(nil, 6*time.Second, time.Second, slog.New(slog.DiscardHandler)),
+		leases: newLeases(nil, statestore.Keys{}, 6*time.Second, time.Second, slog.New(slog.DiscardHandler)),
 	}
-	s.leases.add("held", nil)
+	s.leases.add("held", "v")
 	now := time.Now()
 	s.pruneOwned(now)
 	require.Contains(t, s.owned, "held")

@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{
 		cfg: cfg, log: log, rdb: cfg.Redis, keys: cfg.Keys, locker: locker,
 		cons: cons, prod: prod, owned: map[string]*owned{},
-		leases:     newLeases(cfg.Redis, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
+		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
 		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
 		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg.ID, cfg.LeaderTTL, log),
 	}
@@ -88,10 +88,18 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	batches := make(chan []eventbus.Message)
+	commits := make(chan []eventbus.Message, commitQueue)
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		s.commitLoop(context.WithoutCancel(ctx), commits)
+	}()
 	pumpCtx, stopPump := context.WithCancel(ctx)
 	var duties sync.WaitGroup
 	defer func() {
 		stopPump()
+		close(commits)
+		<-committed // the last commits land before close() leaves the group
 		duties.Wait()
 		s.releaseDuties()
 	}()
@@ -105,7 +113,7 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case msgs := <-batches:
-			s.handleBatch(ctx, msgs)
+			s.handleBatch(ctx, msgs, commits)
 			s.pruneOwned(time.Now())
 		}
 	}
