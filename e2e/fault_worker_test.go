@@ -77,7 +77,8 @@ func TestFaultWorkerKill9(t *testing.T) {
 }
 
 // TestFaultWorkerPausedPastHeartbeat SIGSTOPs the worker running an attempt
-// for three heartbeat timeouts: the attempt is retried on the other worker,
+// for three heartbeat timeouts, and until the retry runs on the other
+// worker: the attempt is retried there,
 // and a late result from the paused one (if it gets to publish it before
 // its heartbeat learns the attempt moved on) is recorded in the run's
 // history and changes nothing.
@@ -95,6 +96,13 @@ func TestFaultWorkerPausedPastHeartbeat(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0, "unknown worker %s", first)
 	f.pause(f.workerProcs[i])
 	f.hold(3*heartbeatTimeout, f.workerProcs[i])
+	// The retry is dispatched on a partition the paused worker may still
+	// own until its group session (6 s) expires: stay paused until the
+	// other worker has it, so that it cannot land back on the paused one.
+	c.waitRun(id, 30*time.Second, "t000 retried on the other worker", func(r apiRun) bool {
+		n := r.Nodes[0]
+		return n.Attempt > 1 && n.State == "running" && n.Worker != first || n.State == "succeeded"
+	})
 	f.resume(f.workerProcs[i])
 	rep := f.checkInvariants([]string{id}, 60*time.Second)
 	rep.requireAllSucceeded(t)
