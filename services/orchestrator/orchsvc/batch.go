@@ -22,7 +22,8 @@ type runBatch struct {
 	cmd    *redis.Cmd
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
-	admitted   bool // a capped run got its slot in this batch: nudge the next ones
+	admitted   bool   // a capped run got its slot in this batch: nudge the next ones
+	spans      []span // how the batch's node changes split into RunEvents (toWrite)
 	// orphans are messages about a run that was never started; they are
 	// dead-lettered once the batch is stored.
 	orphans []eventbus.Message

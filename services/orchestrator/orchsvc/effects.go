@@ -31,8 +31,10 @@ func (s *Service) newRun(ctx context.Context, in inbound) (*core.Run, error) {
 // toWrite turns a run's effects into one fenced Redis write.
 func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
 	r, eff := g.o.run, g.eff
+	g.spans = nil
 	if len(eff.Changes) > 0 || eff.RunStatusChanged() {
-		r.Seq++
+		g.spans = eventSpans(r, eff.Changes)
+		r.Seq += uint64(len(g.spans)) // one seq per RunEvent published
 		eff.RunChanged = true
 	}
 	w := statestore.RunWrite{Run: g.run, Fence: g.o.fence, Create: eff.Created,
@@ -152,26 +154,14 @@ func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
 		}
 		out = append(out, m)
 	}
-	if len(eff.Changes) == 0 && !eff.RunStatusChanged() {
-		return out, nil
+	for _, ev := range runEvents(r, eff, g.spans) {
+		m, err := eventbus.NewMessage(eventsv1.TopicWorkflowEvents, g.run, ev)
+		if err != nil {
+			return nil, fmt.Errorf("encode run event run=%s: %w", g.run, err)
+		}
+		out = append(out, m)
 	}
-	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowEvents, g.run, runEvent(r, eff))
-	if err != nil {
-		return nil, fmt.Errorf("encode run event run=%s: %w", g.run, err)
-	}
-	return append(out, m), nil
-}
-
-func runEvent(r *core.Run, eff *core.Effects) *eventsv1.RunEvent {
-	ev := &eventsv1.RunEvent{RunId: r.ID, Seq: r.Seq, AtMs: time.Now().UnixMilli(), Workflow: r.Workflow, Version: int32(r.Version)}
-	if eff.RunStatusChanged() {
-		ev.RunStatus, ev.Detail = r.Status.Proto(), r.Error
-	}
-	for _, c := range eff.Changes {
-		ev.Nodes = append(ev.Nodes, &eventsv1.NodeChange{NodeId: r.NodeID(c.Node), Instance: int32(c.Instance),
-			Attempt: int32(c.Attempt), State: c.State.Proto(), Detail: c.Detail, WorkerId: c.Worker, AtMs: c.At, FanOut: c.FanOut})
-	}
-	return ev
+	return out, nil
 }
 
 // publish sends the batch's messages. The state they follow from is already
