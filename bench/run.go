@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/braidhq/braid/bench/internal/stack"
 	"github.com/braidhq/braid/bench/internal/workload"
+	"github.com/braidhq/braid/pkg/procstack"
 	"github.com/braidhq/braid/pkg/statestore"
 )
 
@@ -18,7 +18,7 @@ import (
 // writes its lines to out and progress to progress.
 func run(ctx context.Context, c config, out, progress io.Writer) error {
 	log := newLogger(progress)
-	root, err := stack.RepoRoot(".")
+	root, err := procstack.RepoRoot(".")
 	if err != nil {
 		return err
 	}
@@ -32,11 +32,11 @@ func run(ctx context.Context, c config, out, progress io.Writer) error {
 		defer os.RemoveAll(dir)
 	}
 	log.Info("building service binaries", "root", root)
-	bins, err := stack.Build(ctx, root, filepath.Join(dir, "bin"))
+	bins, err := procstack.Build(ctx, root, filepath.Join(dir, "bin"))
 	if err != nil {
 		return err
 	}
-	infra, err := stack.StartInfra(bins, dir)
+	infra, err := procstack.StartInfra(procstack.InfraConfig{Braid: bins.Braid, Dir: dir})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/braidhq/braid/pkg/procstack"
 )
 
 // requestTimeout bounds one request.
@@ -181,25 +183,5 @@ func (c *Client) GetTask(ctx context.Context, run, node string) (Task, error) {
 
 // Ready reports whether /readyz answers 200 and GET /workers lists every one of workers.
 func (c *Client) Ready(ctx context.Context, workers []string) bool {
-	if c.Do(ctx, http.MethodGet, "/readyz", nil, http.StatusOK, nil) != nil {
-		return false
-	}
-	var list struct {
-		Items []struct {
-			ID string `json:"id"`
-		} `json:"items"`
-	}
-	if c.Do(ctx, http.MethodGet, "/workers", nil, http.StatusOK, &list) != nil {
-		return false
-	}
-	live := map[string]bool{}
-	for _, w := range list.Items {
-		live[w.ID] = true
-	}
-	for _, w := range workers {
-		if !live[w] {
-			return false
-		}
-	}
-	return true
+	return procstack.Ready(ctx, c.hc, c.base, c.key, workers) == nil
 }

@@ -9,10 +9,16 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/braidhq/braid/pkg/procstack"
 )
 
-// readyTimeout bounds waiting for /readyz and every worker to be listed.
-const readyTimeout = 60 * time.Second
+// Bounds on starting the services.
+const (
+	readyTimeout = 60 * time.Second      // /readyz and every worker listed
+	pollEvery    = 20 * time.Millisecond // between readiness checks
+	logTailBytes = 4 << 10               // of a process log, in an error
+)
 
 // Options configures StartServices.
 type Options struct {
@@ -37,20 +43,20 @@ type Services struct {
 	// Namespace is BRAID_REDIS_NAMESPACE; TopicPrefix BRAID_KAFKA_TOPIC_PREFIX.
 	Namespace, TopicPrefix string
 	// API, Orchestrator and Workers are the processes.
-	API, Orchestrator *Proc
-	Workers           []*Proc
+	API, Orchestrator *procstack.Proc
+	Workers           []*procstack.Proc
 	// WorkerIDs are the workers' BRAID_WORKER_ID values.
 	WorkerIDs []string
 }
 
 // StartServices starts an orchestrator, the workers and the api on infra,
 // logging under dir, and waits until ready(URL, Key, WorkerIDs) is true.
-func StartServices(infra *Infra, bins Binaries, dir string, o Options, ready func(s *Services) bool) (*Services, error) {
+func StartServices(infra *procstack.Infra, bins procstack.Binaries, dir string, o Options, ready func(s *Services) bool) (*Services, error) {
 	id, err := uniqueID()
 	if err != nil {
 		return nil, err
 	}
-	apiAddr, err := FreeAddr()
+	apiAddr, err := procstack.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +71,9 @@ func StartServices(infra *Infra, bins Binaries, dir string, o Options, ready fun
 		s.Stop()
 		return nil, err
 	}
-	err = Poll(readyTimeout, func() (bool, error) {
-		for _, p := range s.procs() {
-			if p.Exited() {
-				return false, errExited(p)
-			}
+	err = procstack.Poll(readyTimeout, pollEvery, func() (bool, error) {
+		if err := s.Alive(); err != nil {
+			return false, err
 		}
 		return ready(s), nil
 	})
@@ -81,7 +85,7 @@ func StartServices(infra *Infra, bins Binaries, dir string, o Options, ready fun
 }
 
 // start launches the processes: orchestrator, workers, api.
-func (s *Services) start(dir string, bins Binaries, env []string, o Options, apiAddr, id string) error {
+func (s *Services) start(dir string, bins procstack.Binaries, env []string, o Options, apiAddr, id string) error {
 	orchEnv := append(env[:len(env):len(env)], "BRAID_ORCHESTRATOR_ID="+id+"-orch")
 	if o.OrchestratorPprof != "" {
 		orchEnv = append(orchEnv, "BRAID_PPROF_ADDR="+o.OrchestratorPprof)
@@ -111,8 +115,8 @@ func (s *Services) start(dir string, bins Binaries, env []string, o Options, api
 }
 
 // procs lists the started processes in start order.
-func (s *Services) procs() []*Proc {
-	var out []*Proc
+func (s *Services) procs() []*procstack.Proc {
+	var out []*procstack.Proc
 	if s.Orchestrator != nil {
 		out = append(out, s.Orchestrator)
 	}
@@ -129,7 +133,7 @@ func (s *Services) Stop() error {
 	ps := s.procs()
 	var errs []error
 	for i := len(ps) - 1; i >= 0; i-- {
-		if err := ps[i].Stop(stopTimeout); err != nil {
+		if err := ps[i].Stop(procstack.StopGrace); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -140,10 +144,15 @@ func (s *Services) Stop() error {
 func (s *Services) Alive() error {
 	for _, p := range s.procs() {
 		if p.Exited() {
-			return errExited(p)
+			return fmt.Errorf("%w\n%s", p.ErrExited(), p.Tail(logTailBytes))
 		}
 	}
 	return nil
+}
+
+// startProc starts bin as process name in dir with env (BRAID_* variables).
+func startProc(dir, name, bin string, env []string) (*procstack.Proc, error) {
+	return procstack.Start(procstack.Spec{Name: name, Bin: bin, Dir: dir, Env: env})
 }
 
 // uniqueID is "b<pid><random hex>", safe in topic names and Redis keys.

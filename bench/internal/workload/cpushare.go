@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/braidhq/braid/bench/internal/stack"
+	"github.com/braidhq/braid/pkg/procstack"
 )
 
 // cpuShares samples the CPU time of every process of a session — the
@@ -41,7 +41,7 @@ func (s *session) startCPUShares() *cpuShares {
 func (c *cpuShares) total(name string) time.Duration {
 	var sum time.Duration
 	for _, pid := range c.pids[name] {
-		if d, err := stack.PIDCPU(pid); err == nil {
+		if d, err := procstack.PIDCPU(pid); err == nil {
 			sum += d
 		}
 	}

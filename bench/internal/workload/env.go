@@ -11,6 +11,7 @@ import (
 	"github.com/braidhq/braid/bench/internal/api"
 	"github.com/braidhq/braid/bench/internal/stack"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/procstack"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
@@ -50,8 +51,8 @@ var Smoke = Sizes{
 // Env is what every workload shares: the binaries, the infrastructure and
 // the settings. Workloads start their own services on Infra.
 type Env struct {
-	Bins  stack.Binaries
-	Infra *stack.Infra
+	Bins  procstack.Binaries
+	Infra *procstack.Infra
 	// Redis is a client of Infra's Redis, for read-only inspection.
 	Redis *redis.Client
 	// Dir holds the processes' logs.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/braidhq/braid/bench/internal/stack"
 	"github.com/braidhq/braid/bench/internal/stats"
+	"github.com/braidhq/braid/pkg/procstack"
 )
 
 // tailLiveTimeout bounds waiting for the dispatch tail to see a whole run.
@@ -93,7 +93,7 @@ func (s *session) tailedRun(ctx context.Context, tail *dispatchTail, wf string, 
 		return err
 	}
 	var at []time.Time
-	err = stack.Poll(tailLiveTimeout, func() (bool, error) {
+	err = procstack.Poll(tailLiveTimeout, pollEvery, func() (bool, error) {
 		var ok bool
 		at, ok = tail.arrivals(r.ID, ids)
 		return ok, nil

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/braidhq/braid/bench/internal/stack"
+	"github.com/braidhq/braid/pkg/procstack"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
@@ -99,7 +99,7 @@ func (s *session) startMany(ctx context.Context, wf string, count int) ([]string
 // and requires they all succeeded.
 func (s *session) waitAll(ctx context.Context, ids []string, within time.Duration) ([]runState, error) {
 	var states []runState
-	err := stack.Poll(within, func() (bool, error) {
+	err := procstack.Poll(within, pollEvery, func() (bool, error) {
 		var err error
 		if states, err = s.runStates(ctx, ids); err != nil {
 			return false, err

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/braidhq/braid/bench/internal/stack"
+	"github.com/braidhq/braid/pkg/procstack"
 )
 
 // cpuProfile fetches a CPU profile of seconds from the pprof server at addr
@@ -42,4 +42,4 @@ func cpuProfile(ctx context.Context, addr, path string, seconds int) error {
 }
 
 // freePprofAddr is a free loopback address for the orchestrator's pprof.
-func freePprofAddr() (string, error) { return stack.FreeAddr() }
+func freePprofAddr() (string, error) { return procstack.FreeAddr() }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"time"
 )
 
 // uniqueTag is 6 random hex digits, for topic prefixes and namespaces.
@@ -31,3 +32,6 @@ func ratios(xs []float64, d float64) []float64 {
 
 // nanF is NaN: a figure that could not be read (dropped from summaries).
 func nanF() float64 { return math.NaN() }
+
+// pollEvery is the interval of the workloads' procstack.Poll loops.
+const pollEvery = 20 * time.Millisecond

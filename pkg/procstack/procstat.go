@@ -1,4 +1,4 @@
-package stack
+package procstack
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ type Mem struct {
 func (p *Proc) ReadMem() (Mem, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
 	if err != nil {
-		return Mem{}, fmt.Errorf("read memory of %s pid=%d: %w", p.Name, p.PID(), err)
+		return Mem{}, fmt.Errorf("read memory of %s pid=%d: %w", p.spec.Name, p.PID(), err)
 	}
 	return parseStatus(b)
 }
@@ -59,7 +59,7 @@ func parseStatus(b []byte) (Mem, error) {
 func (p *Proc) ResetPeak() error {
 	path := fmt.Sprintf("/proc/%d/clear_refs", p.PID())
 	if err := os.WriteFile(path, []byte("5"), 0); err != nil {
-		return fmt.Errorf("reset peak memory of %s pid=%d: %w", p.Name, p.PID(), err)
+		return fmt.Errorf("reset peak memory of %s pid=%d: %w", p.spec.Name, p.PID(), err)
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func PIDCPU(pid int) (time.Duration, error) {
 func (p *Proc) Children() ([]int, error) {
 	dirs, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.PID()))
 	if err != nil {
-		return nil, fmt.Errorf("children of %s pid=%d: %w", p.Name, p.PID(), err)
+		return nil, fmt.Errorf("children of %s pid=%d: %w", p.spec.Name, p.PID(), err)
 	}
 	var out []int
 	for _, d := range dirs {

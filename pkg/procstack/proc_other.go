@@ -1,6 +1,6 @@
 //go:build !linux
 
-package stack
+package procstack
 
 import "syscall"
 
