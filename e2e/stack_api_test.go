@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/procstack"
 	"github.com/stretchr/testify/require"
 )
 
@@ -95,31 +97,7 @@ func (c *apiClient) call(method, path string, body []byte, want int, out any) {
 
 // ready reports whether /readyz answers 200 and GET /workers lists every worker.
 func (c *apiClient) ready(workers []string) bool {
-	if st, _, err := c.raw(http.MethodGet, "/readyz", nil); err != nil || st != http.StatusOK {
-		return false
-	}
-	st, b, err := c.raw(http.MethodGet, "/workers", nil)
-	if err != nil || st != http.StatusOK {
-		return false
-	}
-	var list struct {
-		Items []struct {
-			ID string `json:"id"`
-		} `json:"items"`
-	}
-	if json.Unmarshal(b, &list) != nil {
-		return false
-	}
-	live := map[string]bool{}
-	for _, w := range list.Items {
-		live[w.ID] = true
-	}
-	for _, w := range workers {
-		if !live[w] {
-			return false
-		}
-	}
-	return true
+	return procstack.Ready(context.Background(), c.hc, c.base, c.key, workers) == nil
 }
 
 // register posts a definition and returns its name and version.

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/braidhq/braid/pkg/procstack"
 )
 
 // binaries are the programs the process stack runs, built once per test
@@ -43,36 +45,19 @@ func bins(t testing.TB) binaries {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator),
-			"./services/api", "./services/orchestrator", "./services/worker", "./cmd/braid",
-			"./e2e/internal/cmd/kfakebroker")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = &buildError{err: err, out: string(out)}
+		var b procstack.Binaries
+		b, buildErr = procstack.Build(context.Background(), root, binDir, "./e2e/internal/cmd/kfakebroker")
+		if buildErr != nil {
 			return
 		}
-		builtBins = binaries{
-			API:          filepath.Join(binDir, "api"),
-			Orchestrator: filepath.Join(binDir, "orchestrator"),
-			Worker:       filepath.Join(binDir, "worker"),
-			Braid:        filepath.Join(binDir, "braid"),
-			KfakeBroker:  filepath.Join(binDir, "kfakebroker"),
-		}
+		builtBins = binaries{API: b.API, Orchestrator: b.Orchestrator, Worker: b.Worker, Braid: b.Braid,
+			KfakeBroker: filepath.Join(binDir, "kfakebroker")}
 	})
 	if buildErr != nil {
-		t.Fatalf("build service binaries: %v", buildErr)
+		t.Fatal(buildErr)
 	}
 	return builtBins
 }
-
-// buildError keeps the compiler's output with the error.
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // removeBins deletes the build directory (from TestMain).
 func removeBins() {

@@ -45,8 +45,8 @@ func leadsScheduler(p *proc) bool {
 // kill9 sends SIGKILL to p and waits for it to be gone.
 func kill9(t testing.TB, p *proc) {
 	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
-	<-p.done
+	require.False(t, p.exited(), "%s exited before the kill", p.name)
+	p.kill()
 }
 
 // fireTimes lists the fire times of schedule id's runs of workflow name,

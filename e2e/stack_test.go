@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -9,10 +8,10 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/procstack"
 	"github.com/braidhq/braid/pkg/testinfra"
 )
 
@@ -128,37 +127,17 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 // broker list and Redis URL it prints.
 func (s *Stack) startInfra(t testing.TB) (kafka, redisURL string) {
 	t.Helper()
-	p := startProc(t, s.Dir, "infra", s.bins.Braid, nil, "dev", "--only", "infra",
-		"--data-dir", s.Dir+"/data", "--kafka-addr", freeAddr(t), "--redis-addr", freeAddr(t))
-	s.procs = append(s.procs, p)
-	var env map[string]string
-	err := poll(infraTimeout, func() (bool, error) {
-		if p.exited() {
-			return false, fmt.Errorf("exited: %v", p.err)
-		}
-		env = exports(p.log())
-		return env["BRAID_KAFKA_BROKERS"] != "" && env["BRAID_REDIS_URL"] != "", nil
-	})
+	in, err := procstack.StartInfra(procstack.InfraConfig{Braid: s.bins.Braid, Dir: s.Dir,
+		KafkaAddr: freeAddr(t), RedisAddr: freeAddr(t), Timeout: infraTimeout})
 	if err != nil {
-		s.dump(t)
-		t.Fatalf("braid dev --only infra printed no addresses: %v", err)
+		t.Fatal(err)
 	}
-	return env["BRAID_KAFKA_BROKERS"], env["BRAID_REDIS_URL"]
+	s.procs = append(s.procs, newProc(in.Proc()))
+	return in.Kafka, in.RedisURL
 }
 
 // exports parses "export NAME=value" lines.
-func exports(out string) map[string]string {
-	env := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "export "); ok {
-			if k, v, ok := strings.Cut(rest, "="); ok {
-				env[k] = v
-			}
-		}
-	}
-	return env
-}
+func exports(out string) map[string]string { return procstack.Exports(out) }
 
 // waitReady waits for /readyz and for every worker in GET /workers, failing
 // early when a process exits.
@@ -167,7 +146,7 @@ func (s *Stack) waitReady() error {
 	return poll(readyTimeout, func() (bool, error) {
 		for _, p := range s.procs {
 			if p.exited() {
-				return false, fmt.Errorf("%s exited: %v", p.name, p.err)
+				return false, errExited(p)
 			}
 		}
 		return c.ready(s.Workers), nil
@@ -180,20 +159,7 @@ const pollEvery = 50 * time.Millisecond
 // poll calls cond every pollEvery until it returns true (nil), an error
 // (that error) or timeout passes.
 func poll(timeout time.Duration, cond func() (bool, error)) error {
-	deadline := time.After(timeout)
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if err != nil || ok {
-			return err
-		}
-		select {
-		case <-deadline:
-			return fmt.Errorf("condition not met within %s", timeout)
-		case <-tick.C:
-		}
-	}
+	return procstack.Poll(timeout, pollEvery, cond)
 }
 
 // stop stops the processes in reverse start order (api first, infra last).
