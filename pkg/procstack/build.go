@@ -14,6 +14,8 @@ var servicePackages = []string{"./services/api", "./services/orchestrator", "./s
 
 // Binaries are the paths of the programs a stack runs.
 type Binaries struct {
+	// API, Orchestrator, Worker and Braid are the services' and the CLI's
+	// executables.
 	API, Orchestrator, Worker, Braid string
 	// Dir holds them, and Build's extra programs, each named by the last
 	// element of its package path.
