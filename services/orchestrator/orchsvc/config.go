@@ -25,6 +25,13 @@ const GroupID = "braid-orchestrator"
 type Config struct {
 	// ID names this orchestrator in logs and lock metadata; default hostname-pid.
 	ID string
+	// StableID says ID names this orchestrator across restarts and no other
+	// live orchestrator uses it (BRAID_ORCHESTRATOR_ID set, e.g. to a
+	// StatefulSet pod name). A restarted orchestrator then takes over at once
+	// the run locks held under ID and the consumer-group memberships of its
+	// killed predecessor (eventbus.Config.InstanceID), instead of waiting out
+	// the lock TTL and the group session. Requires a non-empty ID.
+	StableID bool
 	// Bus is the Kafka configuration.
 	Bus eventbus.Config
 	// Redis is the state store client (required).
@@ -70,6 +77,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	host, _ := os.Hostname()
 	c.ID = cmp.Or(c.ID, fmt.Sprintf("%s-%d", host, os.Getpid()))
+	if c.StableID {
+		c.Bus.InstanceID = c.ID
+	}
 	c.Group = cmp.Or(c.Group, GroupID)
 	c.BatchMax = cmp.Or(c.BatchMax, 1000)
 	c.LockTTL = cmp.Or(c.LockTTL, 6*time.Second)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
-	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 	"github.com/redis/go-redis/v9"
@@ -38,7 +37,8 @@ func Load() (Config, error) {
 func (c Config) Service(rdb *redis.Client) orchsvc.Config {
 	return orchsvc.Config{
 		ID:             c.ID,
-		Bus:            eventbus.Config{Brokers: c.KafkaBrokers, ClientID: "braid-orchestrator", Partitions: c.Partitions, TopicPrefix: c.TopicPrefix},
+		StableID:       c.ID != "",
+		Bus:            c.Common.Bus("braid-orchestrator"),
 		Redis:          rdb,
 		Keys:           statestore.Keys{Namespace: c.RedisNamespace},
 		LockTTL:        c.LockTTL,
