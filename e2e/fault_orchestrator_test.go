@@ -78,7 +78,7 @@ func TestFaultOrchestratorKill9(t *testing.T) {
 // (BRAID_ORCHESTRATOR_ID), so the restarted process evicts its killed
 // predecessor's group membership and takes over the run locks held under
 // its name at once; without that it would wait for the dead member's
-// session and the locks' TTL (about 6 s).
+// session and the locks' TTL (about 3.6 s with the 4-s default).
 func TestFaultOrchestratorRestartResumes(t *testing.T) {
 	t.Parallel()
 	f := startFaultStack(t, stackOpts{workers: 2})

@@ -43,7 +43,7 @@ type Config struct {
 	// BatchMax bounds the messages handled in one batch; default 1000.
 	BatchMax int
 	// LockTTL is the run lock's time to live; it is refreshed every LockTTL/3
-	// while held. Default 6s.
+	// while held. Default 4s: a killed orchestrator's runs move on within 5 s.
 	LockTTL time.Duration
 	// IdleRelease releases a run's lock after this long without events (a
 	// run's lock is also released once it ends); default 3s. Longer keeps
@@ -82,7 +82,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.Group = cmp.Or(c.Group, GroupID)
 	c.BatchMax = cmp.Or(c.BatchMax, 1000)
-	c.LockTTL = cmp.Or(c.LockTTL, 6*time.Second)
+	c.LockTTL = cmp.Or(c.LockTTL, 4*time.Second)
 	c.IdleRelease = cmp.Or(c.IdleRelease, 3*time.Second)
 	c.LockWait = cmp.Or(c.LockWait, 20*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)

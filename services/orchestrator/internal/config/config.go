@@ -15,7 +15,7 @@ import (
 type Config struct {
 	envconf.Common
 	ID             string        // BRAID_ORCHESTRATOR_ID; default hostname-pid
-	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 6s
+	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 4s
 	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
 	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where GET /metrics listens; default "" (off)
 }
@@ -26,7 +26,7 @@ func Load() (Config, error) {
 	c := Config{
 		Common:         r.Common(),
 		ID:             r.String("BRAID_ORCHESTRATOR_ID", ""),
-		LockTTL:        r.Duration("BRAID_LOCK_TTL", 6*time.Second),
+		LockTTL:        r.Duration("BRAID_LOCK_TTL", 4*time.Second),
 		ReconcileEvery: r.Duration("BRAID_RECONCILE_EVERY", 5*time.Second),
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 	}
