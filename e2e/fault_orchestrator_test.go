@@ -47,10 +47,14 @@ func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
 // while runs of a 50-node DAG are in flight (a wave of runs is started
 // before each kill), restarting it each time: no accepted run is lost, no
 // instance completes twice, and every run is terminal within 30 s of the
-// last restart.
+// last restart. The two workers run 8 tasks each at once, so a wave (10
+// runs, 500 tasks of 50 ms) takes about 1.5 s of worker time: longer than
+// the pause before the next kill (restarts are immediate), so every kill
+// lands on runs in flight, while the backlog left after the last kill
+// (about 10 s in the full run) stays well within the 30 s.
 func TestFaultOrchestratorKill9(t *testing.T) {
 	t.Parallel()
-	f := startFaultStack(t, stackOpts{workers: 2})
+	f := startFaultStack(t, stackOpts{workers: 2, env: []string{"BRAID_WORKER_CONCURRENCY=8"}})
 	c := f.client(t)
 	wf := f.register(c, "orchkill", layered(50, 10, 50*time.Millisecond))
 	runs, kills := scale(18, 200), scale(3, 20)
