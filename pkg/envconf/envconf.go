@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/eventbus"
 	"log/slog"
 	"os"
 	"strconv"
@@ -117,13 +118,14 @@ func (r *Reader) Err() error {
 
 // Common holds the settings every Braid service reads.
 type Common struct {
-	KafkaBrokers   []string   // BRAID_KAFKA_BROKERS, comma-separated; default 127.0.0.1:19092
-	TopicPrefix    string     // BRAID_KAFKA_TOPIC_PREFIX; default ""
-	Partitions     int        // BRAID_KAFKA_PARTITIONS of topics created at start-up; default 6
-	RedisURL       string     // BRAID_REDIS_URL; default redis://127.0.0.1:16379/0
-	RedisNamespace string     // BRAID_REDIS_NAMESPACE inserted after "braid:"; default ""
-	LogLevel       slog.Level // BRAID_LOG_LEVEL debug|info|warn|error; default info
-	PprofAddr      string     // BRAID_PPROF_ADDR, host:port serving net/http/pprof; default "" (off)
+	KafkaBrokers   []string      // BRAID_KAFKA_BROKERS, comma-separated; default 127.0.0.1:19092
+	TopicPrefix    string        // BRAID_KAFKA_TOPIC_PREFIX; default ""
+	Partitions     int           // BRAID_KAFKA_PARTITIONS of topics created at start-up; default 6
+	SessionTimeout time.Duration // BRAID_KAFKA_SESSION_TIMEOUT of consumer groups; default 3s
+	RedisURL       string        // BRAID_REDIS_URL; default redis://127.0.0.1:16379/0
+	RedisNamespace string        // BRAID_REDIS_NAMESPACE inserted after "braid:"; default ""
+	LogLevel       slog.Level    // BRAID_LOG_LEVEL debug|info|warn|error; default info
+	PprofAddr      string        // BRAID_PPROF_ADDR, host:port serving net/http/pprof; default "" (off)
 }
 
 // Common reads the shared settings.
@@ -132,9 +134,16 @@ func (r *Reader) Common() Common {
 		KafkaBrokers:   r.List("BRAID_KAFKA_BROKERS", "127.0.0.1:19092"),
 		TopicPrefix:    r.String("BRAID_KAFKA_TOPIC_PREFIX", ""),
 		Partitions:     r.PositiveInt("BRAID_KAFKA_PARTITIONS", 6),
+		SessionTimeout: r.Duration("BRAID_KAFKA_SESSION_TIMEOUT", eventbus.DefaultSessionTimeout),
 		RedisURL:       r.String("BRAID_REDIS_URL", "redis://127.0.0.1:16379/0"),
 		RedisNamespace: r.String("BRAID_REDIS_NAMESPACE", ""),
 		LogLevel:       r.LogLevel("BRAID_LOG_LEVEL"),
 		PprofAddr:      r.String("BRAID_PPROF_ADDR", ""),
 	}
+}
+
+// Bus returns the eventbus settings of c for a process named clientID.
+func (c Common) Bus(clientID string) eventbus.Config {
+	return eventbus.Config{Brokers: c.KafkaBrokers, ClientID: clientID, Partitions: c.Partitions,
+		TopicPrefix: c.TopicPrefix, SessionTimeout: c.SessionTimeout}
 }

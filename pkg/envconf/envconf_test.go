@@ -1,6 +1,7 @@
 package envconf
 
 import (
+	"github.com/braidhq/braid/pkg/eventbus"
 	"log/slog"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func TestDefaults(t *testing.T) {
 	c := r.Common()
 	require.NoError(t, r.Err())
 	require.Equal(t, Common{KafkaBrokers: []string{"127.0.0.1:19092"}, Partitions: 6,
-		RedisURL: "redis://127.0.0.1:16379/0", LogLevel: slog.LevelInfo}, c)
+		SessionTimeout: 3 * time.Second, RedisURL: "redis://127.0.0.1:16379/0", LogLevel: slog.LevelInfo}, c)
 	require.Equal(t, 4, r.PositiveInt("X", 4))
 	require.Equal(t, time.Second, r.Duration("X", time.Second))
 	require.True(t, r.Bool("X", true))
@@ -23,8 +24,10 @@ func TestDefaults(t *testing.T) {
 func TestValues(t *testing.T) {
 	t.Parallel()
 	r := FromMap(map[string]string{"BRAID_KAFKA_BROKERS": " a:1, ,b:2 ", "N": "8", "D": "250ms", "B": "off", "BRAID_LOG_LEVEL": "debug",
-		"BRAID_PPROF_ADDR": "127.0.0.1:6060"})
+		"BRAID_PPROF_ADDR": "127.0.0.1:6060", "BRAID_KAFKA_SESSION_TIMEOUT": "10s", "BRAID_KAFKA_TOPIC_PREFIX": "p."})
 	c := r.Common()
+	require.Equal(t, eventbus.Config{Brokers: []string{"a:1", "b:2"}, ClientID: "svc", Partitions: 6, TopicPrefix: "p.",
+		SessionTimeout: 10 * time.Second}, c.Bus("svc"))
 	require.Equal(t, []string{"a:1", "b:2"}, c.KafkaBrokers)
 	require.Equal(t, "127.0.0.1:6060", c.PprofAddr)
 	require.Equal(t, 8, r.PositiveInt("N", 1))

@@ -18,8 +18,8 @@ const (
 	DefaultClientID          = "braid"
 	DefaultPartitions        = 6
 	DefaultReplicationFactor = 1
-	DefaultSessionTimeout    = 6 * time.Second
-	DefaultHeartbeatInterval = 1 * time.Second
+	DefaultSessionTimeout    = 3 * time.Second
+	DefaultHeartbeatInterval = 500 * time.Millisecond
 	DefaultRebalanceTimeout  = 5 * time.Second
 	DefaultJoinGroupBackoff  = 250 * time.Millisecond
 	DefaultMaxWait           = 250 * time.Millisecond
@@ -42,18 +42,29 @@ type Config struct {
 	Brokers []string
 	// ClientID names this process to the brokers (logs, quotas). Default "braid".
 	ClientID string
+	// InstanceID is a name of this process that stays the same when it
+	// restarts and that no other live process uses (a StatefulSet pod name,
+	// a configured service id), like Kafka's group.instance.id. When set, a
+	// Consumer announces it in its client id and, before joining its group,
+	// evicts the members left there by its own previous incarnation, so a
+	// killed and restarted process gets its partitions back at once instead
+	// of after SessionTimeout. Only [a-zA-Z0-9._-]. Default "": none.
+	InstanceID string
 	// Partitions is the partition count of topics created by EnsureTopics.
 	// Existing topics are left as they are. Default 6.
 	Partitions int
 	// ReplicationFactor of topics created by EnsureTopics. Default 1.
 	ReplicationFactor int
 	// SessionTimeout is how long a consumer may go without a heartbeat before
-	// the group coordinator evicts it and reassigns its partitions. Kafka's
-	// and kfake's minimum is 6 s. Default 6 s.
+	// the group coordinator evicts it and reassigns its partitions: the
+	// longest a dead member's partitions wait. Brokers refuse a session
+	// outside their group.min/max.session.timeout.ms (stock Kafka and kfake:
+	// 6 s minimum; Braid starts its kfake brokers with 1 s), so a Consumer
+	// moves it into the brokers' range and logs that. Default 3 s.
 	SessionTimeout time.Duration
 	// HeartbeatInterval is how often a consumer heartbeats, and so how soon
 	// it learns that a rebalance started. Must be below SessionTimeout.
-	// Default 1 s.
+	// Default 500 ms.
 	HeartbeatInterval time.Duration
 	// RebalanceTimeout is how long the coordinator waits for members to
 	// rejoin during a rebalance, and how long a member waits for the group
@@ -134,6 +145,9 @@ func (c Config) validate() error {
 	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		errs = append(errs, fmt.Errorf("heartbeat interval %s not below session timeout %s", c.HeartbeatInterval, c.SessionTimeout))
+	}
+	if !topicChars.MatchString(c.InstanceID) {
+		errs = append(errs, fmt.Errorf("instance id %q has characters outside [a-zA-Z0-9._-]", c.InstanceID))
 	}
 	if !topicChars.MatchString(c.TopicPrefix) {
 		errs = append(errs, fmt.Errorf("topic prefix %q has characters outside [a-zA-Z0-9._-]", c.TopicPrefix))

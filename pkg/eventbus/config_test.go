@@ -13,7 +13,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Config{
 		Brokers: []string{"b:9092"}, ClientID: "braid", Partitions: 6, ReplicationFactor: 1,
-		SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second,
+		SessionTimeout: 3 * time.Second, HeartbeatInterval: 500 * time.Millisecond,
 		RebalanceTimeout: 5 * time.Second, JoinGroupBackoff: 250 * time.Millisecond, MaxWait: 250 * time.Millisecond,
 		AdminTimeout: 10 * time.Second, FetchBuffer: 64,
 	}, got)
@@ -32,7 +32,7 @@ func TestConfigValidate(t *testing.T) {
 		{"empty broker", func(c Config) Config { c.Brokers = []string{""}; return c }, "broker 0 is empty"},
 		{"negative partitions", func(c Config) Config { c.Partitions = -1; return c }, "partitions -1 is negative"},
 		{"negative max wait", func(c Config) Config { c.MaxWait = -time.Second; return c }, "max wait -1s is negative"},
-		{"heartbeat too slow", func(c Config) Config { c.HeartbeatInterval = 6 * time.Second; return c }, "heartbeat interval 6s not below session timeout 6s"},
+		{"heartbeat too slow", func(c Config) Config { c.HeartbeatInterval = 3 * time.Second; return c }, "heartbeat interval 3s not below session timeout 3s"},
 		{"bad prefix", func(c Config) Config { c.TopicPrefix = "a/b"; return c }, `topic prefix "a/b"`},
 		{"good prefix", func(c Config) Config { c.TopicPrefix = "t-1.x_"; return c }, ""},
 	}

@@ -21,6 +21,10 @@ const dialTimeout = 5 * time.Second
 // called from any goroutine, also while Fetch blocks. Close may be called at
 // any time from any goroutine; a blocked Fetch then returns ErrClosed.
 //
+// Session: the group session (how long a member that died keeps its
+// partitions) is cfg.SessionTimeout, moved into the brokers'
+// group.min/max.session.timeout.ms range when they do not accept it.
+//
 // Commit: nothing is committed unless Commit is called; records not
 // committed are delivered again to whichever member owns their partition
 // next (after a Close, a crash, or a rebalance). Delivery is at-least-once.
@@ -71,6 +75,14 @@ func NewConsumer(cfg Config, group string, topics ...string) (*Consumer, error) 
 	if err := requireTopics(cfg, wire); err != nil {
 		return nil, fmt.Errorf("new consumer group=%s: %w", group, err)
 	}
+	cfg, note := fitSession(context.Background(), cfg)
+	if note != "" && cfg.Logger != nil {
+		cfg.Logger.Warn("consumer group session adjusted to the brokers' limits", "group", group, "detail", note)
+	}
+	if n, err := evictPredecessors(context.Background(), cfg, group); cfg.Logger != nil && (err != nil || n > 0) {
+		// Best effort: without it the old members expire after SessionTimeout.
+		cfg.Logger.Info("evicted members of this instance's previous incarnation", "group", group, "instance", cfg.InstanceID, "evicted", n, "error", err)
+	}
 	r := kafka.NewReader(readerConfig(cfg, group, wire))
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Consumer{
@@ -88,7 +100,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		Brokers:           cfg.Brokers,
 		GroupID:           group,
 		GroupTopics:       topics,
-		Dialer:            &kafka.Dialer{ClientID: cfg.ClientID, Timeout: dialTimeout, DualStack: true},
+		Dialer:            &kafka.Dialer{ClientID: cfg.memberClientID(), Timeout: dialTimeout, DualStack: true},
 		StartOffset:       startOffset(cfg),
 		CommitInterval:    0,
 		MinBytes:          1,

@@ -11,7 +11,7 @@
 //     committed until the caller calls Commit, after the effects of the
 //     messages are stored and their follow-ups published. Delivery is
 //     at-least-once, so every handler must be idempotent.
-//   - Consumer-group timeouts are short (6 s session, 1 s heartbeat, 250 ms
+//   - Consumer-group timeouts are short (3 s session, 500 ms heartbeat, 250 ms
 //     join backoff) so a rebalance after a member leaves or dies takes
 //     seconds, not half a minute.
 //

@@ -2,8 +2,10 @@ package statestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,6 +26,10 @@ const (
 	ClaimStale ClaimResult = -2
 	// ClaimFinished: the node is not in flight (terminal, cancelled, waiting); drop (heartbeat: stop).
 	ClaimFinished ClaimResult = -3
+	// ClaimCorrupt: the claim script failed on the attempt's records (an
+	// undecodable node record, a key of the wrong type): the dispatch is
+	// poison. Only ClaimAttempts answers it, with the script's error.
+	ClaimCorrupt ClaimResult = -4
 )
 
 // String names the outcome for logs.
@@ -39,6 +45,8 @@ func (c ClaimResult) String() string {
 		return "stale"
 	case ClaimFinished:
 		return "finished"
+	case ClaimCorrupt:
+		return "corrupt"
 	}
 	return "invalid"
 }
@@ -126,14 +134,24 @@ type ClaimRequest struct {
 	TTL     time.Duration
 }
 
+// Claimed is ClaimAttempts' answer for one attempt.
+type Claimed struct {
+	Result ClaimResult
+	// Problem is the script's error when Result is ClaimCorrupt.
+	Problem string
+}
+
 // ClaimAttempts claims every attempt of reqs for worker in one pipelined
 // round trip: the same claim script as ClaimAttempt, once per attempt, so
 // each claim stays atomic on its own and the batch costs one round trip
-// instead of one per attempt. The i-th result answers reqs[i]. On error no
-// result is known and the whole call may be repeated: a claim already
-// stored for worker answers ClaimOK again. A server that lost its script
-// cache (NOSCRIPT) gets the script loaded once and the pipeline re-sent.
-func (k Keys) ClaimAttempts(ctx context.Context, rdb redis.Cmdable, reqs []ClaimRequest, worker string) ([]ClaimResult, error) {
+// instead of one per attempt. The i-th answer is reqs[i]'s. An attempt whose
+// records make the script fail answers ClaimCorrupt, and the others are
+// still claimed: one bad record must not hold up a batch for ever. On
+// error no answer is known and the whole call may be repeated: a claim
+// already stored for worker answers ClaimOK again. A server that lost its
+// script cache (NOSCRIPT) gets the script loaded once and the pipeline
+// re-sent.
+func (k Keys) ClaimAttempts(ctx context.Context, rdb redis.Cmdable, reqs []ClaimRequest, worker string) ([]Claimed, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
@@ -147,25 +165,43 @@ func (k Keys) ClaimAttempts(ctx context.Context, rdb redis.Cmdable, reqs []Claim
 	return out, err
 }
 
-func (k Keys) claimPipeline(ctx context.Context, rdb redis.Cmdable, reqs []ClaimRequest, worker string) ([]ClaimResult, error) {
+func (k Keys) claimPipeline(ctx context.Context, rdb redis.Cmdable, reqs []ClaimRequest, worker string) ([]Claimed, error) {
 	pipe := rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(reqs))
 	for i, r := range reqs {
 		keys, args := k.claimArgs(r.Attempt, worker, r.TTL)
 		cmds[i] = claimScript.EvalSha(ctx, pipe, keys, args...)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("claim %d attempts (first %s): %w", len(reqs), reqs[0].Attempt, err)
-	}
-	out := make([]ClaimResult, len(reqs))
+	_, execErr := pipe.Exec(ctx)
+	out := make([]Claimed, len(reqs))
 	for i, c := range cmds {
 		n, err := c.Int()
-		if err != nil {
+		switch {
+		case err == nil:
+			out[i] = Claimed{Result: ClaimResult(n)}
+		case isScriptFailure(err):
+			out[i] = Claimed{Result: ClaimCorrupt, Problem: fmt.Sprintf("claim %s: %v", reqs[i].Attempt, err)}
+		case execErr != nil:
+			return nil, fmt.Errorf("claim %d attempts (first %s): %w", len(reqs), reqs[0].Attempt, execErr)
+		default:
 			return nil, fmt.Errorf("claim %s: %w", reqs[i].Attempt, err)
 		}
-		out[i] = ClaimResult(n)
 	}
 	return out, nil
+}
+
+// isScriptFailure reports whether err is Redis's answer that a script
+// failed on the data it read (a Lua runtime error, or a command inside it
+// meeting a key of the wrong type): repeating the call fails the same way.
+// NOSCRIPT, connection errors and the like are not.
+func isScriptFailure(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) || IsNoScript(err) {
+		return false
+	}
+	msg := rerr.Error()
+	return strings.Contains(msg, "user_script") || strings.Contains(msg, "Error running script") ||
+		strings.HasPrefix(msg, "WRONGTYPE")
 }
 
 // claimArgs are the KEYS and ARGV of the claim and heartbeat scripts.

@@ -2,6 +2,8 @@ package statestore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -21,19 +23,41 @@ import (
 //	KEYS[1] lock   KEYS[2] fence
 //	ARGV[1] the new value (token + metadata)   ARGV[2] ttl ms
 //	ARGV[3] the caller's previous value of this lock, or ""
+//	ARGV[4] a holder whose locks are taken over at once, or ""
+//	ARGV[5] the token length of lock values
 //	returns the new fence (≥ 1) when the lock is taken, 0 when another holder has it
 //
 // A lock still holding ARGV[3] is the caller's own (a lease it is about to
 // let go of, or one whose run it reloads): it is taken over at once instead
-// of waiting for the release. A replay by go-redis finds ARGV[1], bumps the
-// fence once more and returns the newer value, which is the one the caller
-// uses.
+// of waiting for the release. So is a lock whose holder is exactly ARGV[4]:
+// the caller's own stable instance name, held by its previous incarnation
+// (killed; see LockRequest.TakeOver). A replay by go-redis finds ARGV[1],
+// bumps the fence once more and returns the newer value, which is the one
+// the caller uses.
 var acquireScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[1] and (ARGV[3] == '' or cur ~= ARGV[3]) then return 0 end
+if cur and cur ~= ARGV[1] and (ARGV[3] == '' or cur ~= ARGV[3]) then
+  local n = tonumber(ARGV[5])
+  if ARGV[4] == '' or #cur ~= n + #ARGV[4] or string.sub(cur, n + 1) ~= ARGV[4] then return 0 end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return redis.call('INCR', KEYS[2])
 `)
+
+// lockTokenBytes is the size of a lock value's random token before base64.
+const lockTokenBytes = 16
+
+// LockTokenLen is the length of the token that starts every lock value.
+var LockTokenLen = base64.RawURLEncoding.EncodedLen(lockTokenBytes)
+
+// NewLockValue returns a new lock value: 16 random bytes in base64 (as
+// bsm/redislock draws them) followed by holder, so that a lock names its
+// holder.
+func NewLockValue(holder string) string {
+	var b [lockTokenBytes]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:]) + holder
+}
 
 // refreshScript extends a lock if it still holds the holder's value.
 //
@@ -56,6 +80,13 @@ type LockRequest struct {
 	// Prev is the caller's previous value of this lock ("" if none), taken
 	// over if the lock still holds it.
 	Prev string
+	// TakeOver names a holder (the caller's own stable instance name) whose
+	// lock is taken at once: a process restarted under the same name after a
+	// kill need not wait out its predecessor's TTL. Only a name no other live
+	// process uses may be given; were two to share one, each would take the
+	// other's locks, and the fence would still refuse the loser's writes.
+	// "" takes over nothing.
+	TakeOver string
 	// Light reads only whether node records exist, not the run's state:
 	// enough for a run whose first event is its start (the api wrote only a
 	// pending record). Acquired.NeedsLoad then says whether the run was
@@ -97,7 +128,7 @@ func (k Keys) AcquireRuns(ctx context.Context, rdb redis.Cmdable, reqs []LockReq
 	ms := max(ttl.Milliseconds(), 1)
 	for i, r := range reqs {
 		c := &cmds[i]
-		c.fence = acquireScript.EvalSha(ctx, pipe, []string{k.Lock(r.Run), k.Fence(r.Run)}, r.Value, ms, r.Prev)
+		c.fence = acquireScript.EvalSha(ctx, pipe, []string{k.Lock(r.Run), k.Fence(r.Run)}, r.Value, ms, r.Prev, r.TakeOver, LockTokenLen)
 		if r.Light {
 			c.nodesExists = pipe.Exists(ctx, k.Nodes(r.Run))
 			continue

@@ -108,3 +108,39 @@ func TestRefreshAndReleaseLocksTouchOnlyTheirValue(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, lost)
 }
+
+// TestAcquireRunsTakesOverOnlyItsOwnInstance: a lock whose holder is exactly
+// the TakeOver name (a killed predecessor of the same stable instance) is
+// taken at once and its fence bumped; locks of holders that merely share a
+// prefix or suffix with it, or of anyone when TakeOver is empty, are not.
+func TestAcquireRunsTakesOverOnlyItsOwnInstance(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	held := map[string]string{
+		"mine":   statestore.NewLockValue("orch-1"),
+		"suffix": statestore.NewLockValue("b-orch-1"),
+		"prefix": statestore.NewLockValue("orch-10"),
+		"short":  "orch-1",
+	}
+	for run, v := range held {
+		require.NoError(t, b.rdb.Set(b.ctx, b.keys.Lock(run), v, time.Minute).Err())
+		require.NoError(t, b.rdb.Set(b.ctx, b.keys.Fence(run), 5, 0).Err())
+	}
+	ask := func(run, takeOver string) int64 {
+		r := lockReq(run, statestore.NewLockValue("orch-1"), "", true)
+		r.TakeOver = takeOver
+		got, err := b.keys.AcquireRuns(b.ctx, b.rdb, []statestore.LockRequest{r}, time.Minute)
+		require.NoError(t, err)
+		if got[0].Fence > 0 {
+			require.Equal(t, r.Value, b.rdb.Get(b.ctx, b.keys.Lock(run)).Val(), "run %s: lock not ours after a takeover", run)
+		}
+		return got[0].Fence
+	}
+	require.Zero(t, ask("mine", ""), "taken over without TakeOver")
+	require.EqualValues(t, 6, ask("mine", "orch-1"))
+	for _, run := range []string{"suffix", "prefix", "short"} {
+		require.Zero(t, ask(run, "orch-1"), "run %s: another holder's lock taken over", run)
+		require.Equal(t, held[run], b.rdb.Get(b.ctx, b.keys.Lock(run)).Val())
+	}
+	require.Len(t, statestore.NewLockValue("x"), statestore.LockTokenLen+1)
+}

@@ -90,7 +90,7 @@ func TestClaimAttemptsInOnePipeline(t *testing.T) {
 		statestore.ClaimTaken, statestore.ClaimUnknown, statestore.ClaimOK}
 	res, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
 	require.NoError(t, err)
-	require.Equal(t, want, res)
+	require.Equal(t, want, results(res))
 	require.Equal(t, "w1", b.rdb.Get(b.ctx, b.keys.Claim("r1", "F", 3, 1)).Val())
 	ttl := b.rdb.PTTL(b.ctx, b.keys.Claim("r1", "F", 3, 1)).Val()
 	require.Greater(t, ttl, 20*time.Second)
@@ -101,7 +101,7 @@ func TestClaimAttemptsInOnePipeline(t *testing.T) {
 	require.NoError(t, b.rdb.ScriptFlush(b.ctx).Err())
 	res, err = b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
 	require.NoError(t, err)
-	require.Equal(t, want, res)
+	require.Equal(t, want, results(res))
 	require.Equal(t, "w2", b.rdb.Get(b.ctx, b.keys.Claim("r1", "D", 0, 1)).Val())
 
 	res, err = b.keys.ClaimAttempts(b.ctx, b.rdb, nil, "w1")
@@ -257,4 +257,39 @@ func TestWriteDeletesClaimsOfEndedAttempts(t *testing.T) {
 	w.Create = false
 	require.EqualValues(t, statestore.WriteStale, write(t, b, w))
 	require.Equal(t, int64(1), b.rdb.Exists(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
+}
+
+// results lists the outcomes of ClaimAttempts' answers.
+func results(cs []statestore.Claimed) []statestore.ClaimResult {
+	out := make([]statestore.ClaimResult, len(cs))
+	for i, c := range cs {
+		out[i] = c.Result
+	}
+	return out
+}
+
+// TestClaimAttemptsIsolatesCorruptRecords: an attempt whose node record
+// cannot be decoded, or whose instances key has the wrong type, answers
+// ClaimCorrupt with the script's error, while the rest of the batch is
+// claimed as usual (the call used to fail as a whole, for ever).
+func TestClaimAttemptsIsolatesCorruptRecords(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes("r1"), "A", `{"s":"queued","a":1}`, "BAD", `{not json`).Err())
+	reqs := []statestore.ClaimRequest{
+		{Attempt: statestore.Attempt{Run: "r1", Node: "BAD", Attempt: 1}, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, TTL: time.Minute},
+	}
+	res, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
+	require.NoError(t, err)
+	require.Equal(t, []statestore.ClaimResult{statestore.ClaimCorrupt, statestore.ClaimOK}, results(res))
+	require.Contains(t, res[0].Problem, "r1")
+	require.Empty(t, res[1].Problem)
+	require.Equal(t, "w1", b.rdb.Get(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
+
+	// A connection-level failure is still an error for the whole call.
+	cancelled, cancel := context.WithCancel(b.ctx)
+	cancel()
+	_, err = b.keys.ClaimAttempts(cancelled, b.rdb, reqs, "w1")
+	require.Error(t, err)
 }

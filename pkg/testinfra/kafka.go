@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/devbroker"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -40,11 +41,7 @@ type Kafka struct {
 func StartKafka(t testing.TB, opts ...kfake.Opt) *Kafka {
 	t.Helper()
 	k := &Kafka{DataDir: t.TempDir()}
-	k.opts = append([]kfake.Opt{
-		kfake.NumBrokers(1),
-		kfake.DataDir(k.DataDir),
-		kfake.DefaultNumPartitions(kafkaPartitions),
-	}, opts...)
+	k.opts = append(devbroker.Options(k.DataDir, kafkaPartitions), opts...)
 	c, err := kfake.NewCluster(k.opts...)
 	if err != nil {
 		t.Fatalf("start kfake: %v", err)

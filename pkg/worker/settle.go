@@ -60,8 +60,8 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 
 // settleAll makes a fetched batch durable: poison messages are
 // dead-lettered, then every dispatch is claimed in one pipelined round trip,
-// then each is dropped, failed for want of a handler, or returned as an
-// attempt to execute. Redis and Kafka errors are retried with backoff;
+// then each is dropped, dead-lettered (its records in Redis are corrupt),
+// failed for want of a handler, or returned as an attempt to execute. Redis and Kafka errors are retried with backoff;
 // settled is the length of the prefix of msgs that was settled before ctx
 // ended (all of it unless shutting down).
 //
@@ -88,8 +88,12 @@ func (w *Worker) settleAll(ctx context.Context, prod *eventbus.Producer, msgs []
 			w.attemptLog(in).Debug("dispatch dropped: this worker already claimed the attempt")
 		case !ok:
 			return i, attempts
+		case res[in.claim].Result == statestore.ClaimCorrupt:
+			if !w.deadLetter(ctx, prod, msgs[i], res[in.claim].Problem) {
+				return i, attempts
+			}
 		default:
-			if a := w.claimed(in, res[in.claim]); a != nil {
+			if a := w.claimed(in, res[in.claim].Result); a != nil {
 				attempts = append(attempts, a)
 			}
 		}
@@ -160,7 +164,7 @@ func heartbeatTimeout(d *eventsv1.TaskDispatch) time.Duration {
 // claimAll runs the batch's claims until Redis answers; false if ctx ended
 // first. The call itself is not cancelled by ctx, so claims that were
 // stored are also known to be ours.
-func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) ([]statestore.ClaimResult, bool) {
+func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) ([]statestore.Claimed, bool) {
 	for try := 0; ; try++ {
 		cctx, cancel := w.io()
 		res, err := w.keys.ClaimAttempts(cctx, w.rdb, reqs, w.cfg.ID)

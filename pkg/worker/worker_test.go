@@ -153,6 +153,27 @@ func TestPoisonDispatchIsDeadLetteredAndNextProcessed(t *testing.T) {
 	require.EqualValues(t, 1, calls.Load())
 }
 
+// TestCorruptRecordDispatchIsDeadLettered: a dispatch whose node record in
+// Redis cannot be decoded (the claim script fails on it) is dead-lettered
+// with the script's error, and the rest of its batch runs; it used to fail
+// the batch's claims again and again, blocking the worker.
+func TestCorruptRecordDispatchIsDeadLettered(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setupIdle(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	bad := b.queued("run1", "a", "echo", `{}`)
+	b.putNode("run1", "a", 0, `{"s":"queued",`)
+	b.dispatch(bad)
+	b.dispatch(b.queued("run1", "b", "echo", `{}`))
+	b.start()
+
+	b.result("run1", "b", succeeded)
+	require.Eventually(t, func() bool { return len(b.dlq.all()) == 1 }, within, tick)
+	require.Contains(t, b.dlqReasons()[0], "run1")
+	require.EqualValues(t, 1, b.w.Stats().Poison)
+	require.EqualValues(t, 1, calls.Load())
+}
+
 func TestUnknownHandlerFailsPermanentlyOnce(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/api/apisvc"
@@ -52,7 +51,7 @@ func run(ctx context.Context, env config.Config, keys []apisvc.APIKey, logger *s
 	defer rdb.Close()
 	return apisvc.Run(ctx, apisvc.Config{
 		Addr: env.Addr, APIKeys: keys, AuthOff: env.AuthOff,
-		Bus:   eventbus.Config{Brokers: env.KafkaBrokers, ClientID: apisvc.ClientID, Partitions: env.Partitions, TopicPrefix: env.TopicPrefix},
+		Bus:   env.Bus(apisvc.ClientID),
 		Redis: rdb, Keys: statestore.Keys{Namespace: env.RedisNamespace},
 		MaxBodyBytes: env.MaxBody, Logger: logger,
 	})

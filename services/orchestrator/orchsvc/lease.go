@@ -2,8 +2,6 @@ package orchsvc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"log/slog"
 	"sync"
 	"time"
@@ -37,14 +35,8 @@ func newLeases(rdb *redis.Client, keys statestore.Keys, ttl, idle time.Duration,
 	return &leases{rdb: rdb, keys: keys, ttl: ttl, idle: idle, log: log, m: map[string]*lease{}}
 }
 
-// lockValue is a new lock value: 16 random bytes in base64 (as
-// bsm/redislock draws them) followed by the holder's id, so that a lock
-// names its holder.
-func lockValue(holder string) string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b[:]) + holder
-}
+// lockValue is a new lock value naming holder (statestore.NewLockValue).
+func lockValue(holder string) string { return statestore.NewLockValue(holder) }
 
 // add records a freshly obtained lock, replacing any previous lease of run.
 func (l *leases) add(run, value string) {

@@ -111,6 +111,9 @@ func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (refused 
 			HeldLock: statestore.HeldLock{Run: g.run, Value: lockValue(s.cfg.ID)},
 			Prev:     s.leases.value(g.run), Light: g.events[0].start != nil,
 		}
+		if s.cfg.StableID {
+			reqs[i].TakeOver = s.cfg.ID
+		}
 	}
 	got, err := s.keys.AcquireRuns(ctx, s.rdb, reqs, s.cfg.LockTTL)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/braidhq/braid/pkg/devbroker"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -16,17 +17,14 @@ const kafkaPartitions = 6
 func startBroker(dataDir, addr string) (*kfake.Cluster, error) {
 	dir := filepath.Join(dataDir, "kafka")
 	var listenErr error
-	c, err := kfake.NewCluster(
-		kfake.NumBrokers(1),
-		kfake.DataDir(dir),
-		kfake.DefaultNumPartitions(kafkaPartitions),
+	c, err := kfake.NewCluster(append(devbroker.Options(dir, kafkaPartitions),
 		// kfake always asks for 127.0.0.1:<port>; bind exactly --kafka-addr instead.
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			ln, err := net.Listen(network, addr)
 			listenErr = err
 			return ln, err
 		}),
-	)
+	)...)
 	if listenErr != nil {
 		return nil, listenError("--kafka-addr", addr, listenErr)
 	}

@@ -49,13 +49,18 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 	ctx = context.WithoutCancel(ctx)
 	orchRedis, apiRedis := r.clients[0], r.clients[1]
 	r.orchestrator = launch(ctx, "orchestrator", r.exits, func(ctx context.Context) error {
-		return orchsvc.Run(ctx, orchsvc.Config{ID: "dev-orchestrator", Bus: withClient(bus, "braid-orchestrator"),
+		// Stable names: `braid dev` restarted after a crash on the same data
+		// dir takes its predecessor's run locks and group memberships over at
+		// once (one `braid dev` per data dir, so no live process shares them).
+		return orchsvc.Run(ctx, orchsvc.Config{ID: "dev-orchestrator", StableID: true, Bus: withClient(bus, "braid-orchestrator"),
 			Redis: orchRedis, Logger: log.With("service", "orchestrator")})
 	})
 	for i := range cfg.Workers {
 		id, wc := fmt.Sprintf("dev-worker-%d", i+1), r.clients[2+i]
 		r.workers = append(r.workers, launch(ctx, id, r.exits, func(ctx context.Context) error {
-			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: bus, Redis: wc,
+			wbus := bus
+			wbus.InstanceID = id
+			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc,
 				Concurrency: cfg.WorkerConcurrency}, log.With("service", "worker"))
 		}))
 	}

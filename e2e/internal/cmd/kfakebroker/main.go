@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/braidhq/braid/pkg/devbroker"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -31,8 +32,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(*dir), kfake.DefaultNumPartitions(*parts),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, *addr) }))
+	c, err := kfake.NewCluster(append(devbroker.Options(*dir, *parts),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, *addr) }))...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kfakebroker: listen %s data %s: %v\n", *addr, *dir, err)
 		os.Exit(1)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
-	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 	"github.com/redis/go-redis/v9"
@@ -16,7 +15,7 @@ import (
 type Config struct {
 	envconf.Common
 	ID             string        // BRAID_ORCHESTRATOR_ID; default hostname-pid
-	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 6s
+	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 4s
 	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
 	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where GET /metrics listens; default "" (off)
 }
@@ -27,7 +26,7 @@ func Load() (Config, error) {
 	c := Config{
 		Common:         r.Common(),
 		ID:             r.String("BRAID_ORCHESTRATOR_ID", ""),
-		LockTTL:        r.Duration("BRAID_LOCK_TTL", 6*time.Second),
+		LockTTL:        r.Duration("BRAID_LOCK_TTL", 4*time.Second),
 		ReconcileEvery: r.Duration("BRAID_RECONCILE_EVERY", 5*time.Second),
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 	}
@@ -38,7 +37,8 @@ func Load() (Config, error) {
 func (c Config) Service(rdb *redis.Client) orchsvc.Config {
 	return orchsvc.Config{
 		ID:             c.ID,
-		Bus:            eventbus.Config{Brokers: c.KafkaBrokers, ClientID: "braid-orchestrator", Partitions: c.Partitions, TopicPrefix: c.TopicPrefix},
+		StableID:       c.ID != "",
+		Bus:            c.Common.Bus("braid-orchestrator"),
 		Redis:          rdb,
 		Keys:           statestore.Keys{Namespace: c.RedisNamespace},
 		LockTTL:        c.LockTTL,

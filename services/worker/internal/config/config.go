@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
-	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/worker/workersvc"
@@ -38,11 +37,16 @@ func Load() (Config, error) {
 	return c, r.Err()
 }
 
-// Service returns the workersvc configuration these settings describe.
+// Service returns the workersvc configuration these settings describe. A
+// configured BRAID_WORKER_ID is taken as a stable instance name: a worker
+// restarted under it evicts its killed predecessor from the dispatch group
+// (eventbus.Config.InstanceID) instead of waiting out its session.
 func (c Config) Service() workersvc.Config {
+	bus := c.Common.Bus(workersvc.ClientID)
+	bus.InstanceID = c.WorkerID
 	return workersvc.Config{
 		ID:                c.WorkerID,
-		Bus:               eventbus.Config{Brokers: c.KafkaBrokers, ClientID: workersvc.ClientID, Partitions: c.Partitions, TopicPrefix: c.TopicPrefix},
+		Bus:               bus,
 		RedisURL:          c.RedisURL,
 		Keys:              statestore.Keys{Namespace: c.RedisNamespace},
 		Concurrency:       c.Concurrency,
