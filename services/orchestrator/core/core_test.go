@@ -262,6 +262,25 @@ func TestReconcileRepairs(t *testing.T) {
 	require.Empty(t, eff.Changes)
 }
 
+// TestReconcileAfterTakeoverRedispatchesAtOnce: right after a takeover, a
+// queued attempt nobody claimed is sent again however recently it was
+// queued (its dispatch may have died with the previous holder), a claimed
+// one is left alone, and the history says why.
+func TestReconcileAfterTakeoverRedispatchesAtOnce(t *testing.T) {
+	t.Parallel()
+	r, _ := newTestRun(t, node("A"), node("B"))
+	soon := int64(1000) + 10 // well within RedispatchAfter of the queueing
+	eff := &Effects{}
+	r.Apply(Reconcile{Now: soon, Claimed: map[int]bool{1: true}}, eff)
+	require.Empty(t, eff.Dispatches, "an ordinary pass re-sent a fresh dispatch")
+
+	eff = &Effects{}
+	r.Apply(Reconcile{Now: soon, Claimed: map[int]bool{1: true}, Takeover: true}, eff)
+	require.Equal(t, []string{"A"}, dispatched(r, eff))
+	require.Equal(t, 1, eff.Dispatches[0].Attempt)
+	require.Contains(t, strings.Join(eff.History, "\n"), "reconciler: re-dispatched unclaimed node A attempt 1 (run taken over)")
+}
+
 func TestOversizedConfigFailsNode(t *testing.T) {
 	t.Parallel()
 	b := dag.Node{ID: "B", Handler: "noop", DependsOn: []string{"A"}, Config: json.RawMessage(`{"x":"<< A >>"}`)}

@@ -93,8 +93,8 @@ func (r *Run) repairFan(i int, e Reconcile, eff *Effects) bool {
 		case rec.State == runstate.NodeRunning && !e.Instances[slot]:
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s instance %d attempt %d lost its worker %s", id, idx, rec.Attempt, rec.Worker))
 			r.instanceAttemptFailed(i, idx, fmt.Sprintf("heartbeat timeout: worker %s stopped responding", rec.Worker), false, e.Now, eff)
-		case rec.State == runstate.NodeQueued && !e.Instances[slot] && e.Now-rec.QueuedAt >= RedispatchAfter.Milliseconds() && r.dispatching():
-			eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s instance %d attempt %d", id, idx, rec.Attempt))
+		case rec.State == runstate.NodeQueued && e.redispatchDue(rec.QueuedAt, e.Instances[slot]) && r.dispatching():
+			eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s instance %d attempt %d%s", id, idx, rec.Attempt, e.redispatchNote()))
 			r.redispatchInstance(i, idx, e.Now, eff)
 		case rec.State == runstate.NodeRetryWait && e.Now >= rec.RetryAt && r.dispatching():
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: overdue retry of node %s instance %d", id, idx))

@@ -24,6 +24,27 @@ type Reconcile struct {
 	Claimed map[int]bool
 	// Instances reports the same for fan-out instances (see InFlightInstances).
 	Instances map[Slot]bool
+	// Takeover says the shell just took the run over from another holder
+	// (or from its own killed predecessor): queued attempts without a live
+	// claim may have had their dispatch lost with that holder, between
+	// storing state and publishing, so they are sent again now instead of
+	// after RedispatchAfter. A dispatch that was not lost reaches a worker
+	// twice, and the claim drops the second.
+	Takeover bool
+}
+
+// redispatchDue reports whether a queued attempt queued at queuedAt and
+// claimed by no worker is sent again by e.
+func (e Reconcile) redispatchDue(queuedAt int64, claimed bool) bool {
+	return !claimed && (e.Takeover || e.Now-queuedAt >= RedispatchAfter.Milliseconds())
+}
+
+// redispatchNote is the history line's ending for a re-dispatch by e.
+func (e Reconcile) redispatchNote() string {
+	if e.Takeover {
+		return " (run taken over)"
+	}
+	return ""
 }
 
 func (e Reconcile) at() int64 { return e.Now }
@@ -65,8 +86,8 @@ func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
 	case n.State == runstate.NodeRunning && !e.Claimed[i]:
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d lost its worker %s", id, n.Attempt, n.Worker))
 		r.attemptFailed(i, fmt.Sprintf("heartbeat timeout: worker %s stopped responding", n.Worker), false, e.Now, eff)
-	case n.State == runstate.NodeQueued && !e.Claimed[i] && e.Now-n.QueuedAt >= RedispatchAfter.Milliseconds() && r.dispatching():
-		eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s attempt %d", id, n.Attempt))
+	case n.State == runstate.NodeQueued && e.redispatchDue(n.QueuedAt, e.Claimed[i]) && r.dispatching():
+		eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s attempt %d%s", id, n.Attempt, e.redispatchNote()))
 		r.redispatch(i, e.Now, eff)
 	case n.State == runstate.NodeRetryWait && e.Now >= n.RetryAt && r.dispatching():
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: overdue retry of node %s", id))

@@ -143,6 +143,10 @@ func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason err
 // apply applies the events of a run held by acquireAll to the core.
 func (s *Service) apply(ctx context.Context, g *runBatch) {
 	g.eff, g.cmd, g.dropActive, g.orphans, g.admitted = &core.Effects{}, nil, false, nil, false
+	if g.o.takenOver {
+		g.o.takenOver = false
+		s.repairTakeover(ctx, g)
+	}
 	for _, in := range g.events {
 		s.applyOne(ctx, g, in)
 	}

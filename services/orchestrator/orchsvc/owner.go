@@ -19,6 +19,9 @@ import (
 type owned struct {
 	fence int64
 	run   *core.Run // nil: the run does not exist (yet)
+	// takenOver marks a run loaded from another holder's lock, to be
+	// repaired (repairTakeover) before its first batch applies.
+	takenOver bool
 }
 
 // Lock acquisition backoff while another orchestrator holds a run (a
@@ -125,10 +128,12 @@ func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (refused 
 			continue
 		}
 		s.leases.add(reqs[i].Run, reqs[i].Value)
+		takenOver := s.fences.takeover(reqs[i].Run, a.Fence, time.Now())
 		o, err := s.load(ctx, reqs[i].Run, a)
 		if err != nil {
 			return nil, err
 		}
+		o.takenOver = takenOver && o.run != nil
 		s.owned[reqs[i].Run] = o
 	}
 	return refused, nil
@@ -207,6 +212,7 @@ func (s *Service) pruneOwned(now time.Time) {
 		return
 	}
 	s.pruned = now
+	s.fences.prune(now)
 	for run := range s.owned {
 		if !s.leases.held(run) {
 			delete(s.owned, run)

@@ -21,7 +21,7 @@ func acquireSetup(t *testing.T, lockWait time.Duration) *Service {
 	require.NoError(t, statestore.LoadScripts(context.Background(), rdb))
 	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
 	cfg := Config{ID: "orch-a", LockTTL: 5 * time.Second, LockWait: lockWait, IdleRelease: 3 * time.Second}
-	return &Service{cfg: cfg, rdb: rdb, keys: keys, owned: map[string]*owned{},
+	return &Service{cfg: cfg, rdb: rdb, keys: keys, owned: map[string]*owned{}, fences: fenceMemory{},
 		leases: newLeases(rdb, keys, cfg.LockTTL, cfg.IdleRelease, slog.New(slog.DiscardHandler))}
 }
 
@@ -79,7 +79,7 @@ func TestAcquireAllOfTwoOrchestratorsNeedingTheSameRunsDoesNotDeadlock(t *testin
 	t.Parallel()
 	a := acquireSetup(t, 15*time.Second)
 	a.cfg.LockTTL = time.Minute // no lock may lapse on its own during the test
-	b := &Service{cfg: a.cfg, rdb: a.rdb, keys: a.keys, owned: map[string]*owned{},
+	b := &Service{cfg: a.cfg, rdb: a.rdb, keys: a.keys, owned: map[string]*owned{}, fences: fenceMemory{},
 		leases: newLeases(a.rdb, a.keys, a.cfg.LockTTL, a.cfg.IdleRelease, slog.New(slog.DiscardHandler))}
 	b.cfg.ID = "orch-b"
 	ctx := context.Background()

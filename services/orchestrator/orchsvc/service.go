@@ -29,6 +29,7 @@ type Service struct {
 	prod   *eventbus.Producer
 	plans  *planCache
 	owned  map[string]*owned
+	fences fenceMemory // fences got lately, to tell takeovers (takeover.go)
 	leases *leases
 	// maintLease and sched are the cluster-wide duties (leader.go).
 	maintLease *leaderLease
@@ -68,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	locker := redislock.New(cfg.Redis)
 	s := &Service{
 		cfg: cfg, log: log, rdb: cfg.Redis, keys: cfg.Keys, locker: locker,
-		cons: cons, prod: prod, owned: map[string]*owned{},
+		cons: cons, prod: prod, owned: map[string]*owned{}, fences: fenceMemory{},
 		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
 		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
 		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg.ID, cfg.LeaderTTL, log),
