@@ -48,7 +48,9 @@ type Config struct {
 	// Consumer announces it in its client id and, before joining its group,
 	// evicts the members left there by its own previous incarnation, so a
 	// killed and restarted process gets its partitions back at once instead
-	// of after SessionTimeout. Only [a-zA-Z0-9._-]. Default "": none.
+	// of after SessionTimeout. Give each Consumer of one group its own
+	// InstanceID: a second Consumer joining a group under the same one
+	// evicts the first. Only [a-zA-Z0-9._-]. Default "": none.
 	InstanceID string
 	// Partitions is the partition count of topics created by EnsureTopics.
 	// Existing topics are left as they are. Default 6.
