@@ -74,6 +74,36 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
+// Failpoint builds: built on first use only, beside the others.
+var (
+	failpointOnce sync.Once
+	failpointOrch string
+	failpointErr  error
+)
+
+// failpointOrchestrator builds the orchestrator with the failpoints build
+// tag (services/orchestrator/internal/failpoint), once, and returns its
+// path. Only the tests that inject a failpoint run it; every other test
+// runs the normal build, which has no failpoint code.
+func failpointOrchestrator(t testing.TB) string {
+	t.Helper()
+	root, dir := repoRoot(t), filepath.Dir(bins(t).Orchestrator)
+	failpointOnce.Do(func() {
+		out := filepath.Join(dir, "orchestrator-failpoints")
+		cmd := exec.Command("go", "build", "-tags", "failpoints", "-o", out, "./services/orchestrator")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			failpointErr = &buildError{err: err, out: string(b)}
+			return
+		}
+		failpointOrch = out
+	})
+	if failpointErr != nil {
+		t.Fatalf("build the failpoints orchestrator: %v", failpointErr)
+	}
+	return failpointOrch
+}
+
 // removeBins deletes the build directory (from TestMain).
 func removeBins() {
 	if binDir != "" {

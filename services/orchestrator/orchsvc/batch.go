@@ -9,6 +9,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
+	"github.com/braidhq/braid/services/orchestrator/internal/failpoint"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -220,6 +221,9 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 		g.write = s.toWrite(g)
 		g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
 		s.queueIndexes(ctx, pipe, g)
+	}
+	if failpoint.Enabled {
+		s.holdWrite(groups)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("persist: %w", err)
