@@ -18,7 +18,7 @@ import (
 const lockTTL = 6 * time.Second
 
 // holdWriteEnv makes a failpoints orchestrator hold its first write of an
-// existing run (services/orchestrator/internal/failpoint).
+// existing run that dispatches tasks (services/orchestrator/internal/failpoint).
 const holdWriteEnv = "BRAID_FAILPOINT_HOLD_WRITE=first"
 
 // TestFaultFenceRejectsPausedOrchestrator SIGSTOPs an orchestrator while it
@@ -30,9 +30,9 @@ const holdWriteEnv = "BRAID_FAILPOINT_HOLD_WRITE=first"
 // checker finds no stale state applied.
 //
 // The paused orchestrator is the failpoints build with holdWriteEnv: right
-// before the pipeline that persists its first write of an existing run, it
-// logs "failpoint: holding a write" with the run's id and waits until it
-// has been stopped and continued. The SIGSTOP therefore always lands with
+// before the pipeline that persists its first write of an existing run
+// that dispatches tasks, it logs "failpoint: holding a write" with the
+// run's id and waits until it has been stopped and continued. The SIGSTOP therefore always lands with
 // that write in hand, and the write that goes on after SIGCONT is the
 // orchestrator's real one, under the fence it held before the pause.
 func TestFaultFenceRejectsPausedOrchestrator(t *testing.T) {

@@ -11,5 +11,6 @@
 package failpoint
 
 // EnvHoldWrite names the run whose next write HoldWrite holds, or "first"
-// for the first write of an existing run (a failpoints build only).
+// for the first one offered (the orchestrator offers writes of existing
+// runs that dispatch tasks); a failpoints build only.
 const EnvHoldWrite = "BRAID_FAILPOINT_HOLD_WRITE"
