@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -119,25 +120,33 @@ func (f *faultStack) waitTerminal(runs []string, within time.Duration) {
 	t.Helper()
 	var open []string
 	err := poll(within, func() (bool, error) {
-		ctx := f.ctx(checkTimeout)
-		pipe := f.rdb.Pipeline()
-		cmds := make([]interface{ Val() string }, len(runs))
-		for i, id := range runs {
-			cmds[i] = pipe.HGet(ctx, f.keys.Run(id), statestore.FieldStatus)
-		}
-		_, _ = pipe.Exec(ctx) // a missing run reads as "", which is not terminal
-		open = open[:0]
-		for i, id := range runs {
-			if !runstate.RunStatus(cmds[i].Val()).Terminal() {
-				open = append(open, id+"="+cmds[i].Val())
-			}
-		}
+		open = f.openRuns(runs)
 		return len(open) == 0, nil
 	})
 	if err != nil {
 		f.describeOpen(open)
 	}
 	require.NoError(t, err, "%d of %d accepted runs not terminal within %s: %v", len(open), len(runs), within, head(open, 10))
+}
+
+// openRuns lists the runs of runs that are not terminal in Redis, as
+// "id=status" (a missing run reads as "", which is not terminal).
+func (f *faultStack) openRuns(runs []string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	pipe := f.rdb.Pipeline()
+	cmds := make([]interface{ Val() string }, len(runs))
+	for i, id := range runs {
+		cmds[i] = pipe.HGet(ctx, f.keys.Run(id), statestore.FieldStatus)
+	}
+	_, _ = pipe.Exec(ctx)
+	var open []string
+	for i, id := range runs {
+		if !runstate.RunStatus(cmds[i].Val()).Terminal() {
+			open = append(open, id+"="+cmds[i].Val())
+		}
+	}
+	return open
 }
 
 // describeOpen logs what keeps up to three runs open (their node records

@@ -23,7 +23,7 @@ func chaosOnly(t *testing.T, why string) {
 }
 
 // scale picks the short or the full count.
-func scale(short, full int) int {
+func scale[T any](short, full T) T {
 	if chaos() {
 		return full
 	}

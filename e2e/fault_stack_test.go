@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -167,11 +166,7 @@ func (f *faultStack) waitJoined(p *proc) {
 		if p.exited() {
 			return false, errExited(p)
 		}
-		log := p.log()
-		if i := strings.LastIndex(log, "==== start "); i >= 0 {
-			log = log[i:]
-		}
-		return strings.Contains(log, "Joined group"), nil
+		return hasJoined(p), nil
 	})
 	require.NoError(f.t, err, "%s pid=%d never joined its consumer group", p.name, p.pid())
 }

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -57,6 +59,36 @@ func bins(t testing.TB) binaries {
 		t.Fatal(buildErr)
 	}
 	return builtBins
+}
+
+// Failpoint builds: built on first use only, beside the others.
+var (
+	failpointOnce sync.Once
+	failpointOrch string
+	failpointErr  error
+)
+
+// failpointOrchestrator builds the orchestrator with the failpoints build
+// tag (services/orchestrator/internal/failpoint), once, and returns its
+// path. Only the tests that inject a failpoint run it; every other test
+// runs the normal build, which has no failpoint code.
+func failpointOrchestrator(t testing.TB) string {
+	t.Helper()
+	root, dir := repoRoot(t), filepath.Dir(bins(t).Orchestrator)
+	failpointOnce.Do(func() {
+		out := filepath.Join(dir, "orchestrator-failpoints")
+		cmd := exec.Command("go", "build", "-tags", "failpoints", "-o", out, "./services/orchestrator")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			failpointErr = fmt.Errorf("%w\n%s", err, b)
+			return
+		}
+		failpointOrch = out
+	})
+	if failpointErr != nil {
+		t.Fatalf("build the failpoints orchestrator: %v", failpointErr)
+	}
+	return failpointOrch
 }
 
 // removeBins deletes the build directory (from TestMain).

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -58,6 +59,9 @@ type stackOpts struct {
 	kafka, redisURL string
 	// orchEnv, when set, adds to orchestrator i's environment (0-based).
 	orchEnv func(i int) []string
+	// orchBin, when set and not "", is the binary orchestrator i runs
+	// instead of the normal build (a failpoints build).
+	orchBin func(i int) string
 	// env is added to every service's environment; it overrides the
 	// stack's defaults (later duplicates win).
 	env []string
@@ -104,7 +108,11 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 		if o.orchEnv != nil {
 			env = append(env, o.orchEnv(i)...)
 		}
-		s.orchs = append(s.orchs, startProc(t, dir, name, s.bins.Orchestrator, env))
+		bin := s.bins.Orchestrator
+		if o.orchBin != nil {
+			bin = cmp.Or(o.orchBin(i), bin)
+		}
+		s.orchs = append(s.orchs, startProc(t, dir, name, bin, env))
 	}
 	for i := range max(o.workers, 1) {
 		wid := fmt.Sprintf("%s-worker-%d", id, i+1)

@@ -109,6 +109,8 @@ func (s *Service) release(ctx context.Context, groups []*runBatch) {
 		}
 	}
 	if len(msgs) > 0 {
-		s.publish(ctx, msgs)
+		// A nudge lost at shutdown only delays the waiting runs until the
+		// reconciler readmits them; it does not hold the batch back.
+		_ = s.publish(ctx, msgs)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
+	"github.com/braidhq/braid/services/orchestrator/internal/failpoint"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,13 +38,18 @@ const maxStaleRetries = 3
 // pipeline, publish, then hands the batch to commitLoop. Failures (Redis or
 // the broker down, a lock that cannot be had) are retried with backoff until
 // they pass or ctx ends; the offsets stay uncommitted meanwhile, so nothing
-// is lost if the process dies.
+// is lost if the process dies. A batch whose messages could not be
+// published before shutdown (errUnpublished) is not committed either.
 func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, commits chan<- []eventbus.Message) {
 	backoff := 50 * time.Millisecond
 	for {
 		err := s.tryBatch(context.WithoutCancel(ctx), msgs)
 		if err == nil {
 			break
+		}
+		if errors.Is(err, errUnpublished) {
+			s.log.Error("batch left uncommitted at shutdown", "messages", len(msgs), "err", err)
+			return
 		}
 		s.log.Error("batch failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
 		s.disownAll(ctx)
@@ -225,6 +231,9 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 		g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
 		s.queueIndexes(ctx, pipe, g)
 	}
+	if failpoint.Enabled {
+		s.holdWrite(groups)
+	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("persist: %w", err)
 	}
@@ -247,7 +256,9 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 			retry = append(retry, g)
 		}
 	}
-	s.publish(ctx, out)
+	if err := s.publish(ctx, out); err != nil {
+		return nil, err
+	}
 	s.announceStops(ctx, applied)
 	s.release(ctx, applied)
 	for _, g := range applied {

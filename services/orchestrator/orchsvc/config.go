@@ -53,6 +53,10 @@ type Config struct {
 	// LockWait bounds the wait for a run lock held by another orchestrator
 	// (during a rebalance); default 20s.
 	LockWait time.Duration
+	// DrainTimeout is how long, once Run's context ends, the batch in hand
+	// may still try to publish its messages before it is given up (and its
+	// offsets left uncommitted); default 5s.
+	DrainTimeout time.Duration
 	// TimerPoll is how often due durable timers are looked for; default 100ms.
 	TimerPoll time.Duration
 	// ReconcileEvery is how often every active run is re-examined (and once
@@ -85,6 +89,7 @@ func (c Config) withDefaults() Config {
 	c.LockTTL = cmp.Or(c.LockTTL, 4*time.Second)
 	c.IdleRelease = cmp.Or(c.IdleRelease, 3*time.Second)
 	c.LockWait = cmp.Or(c.LockWait, 20*time.Second)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, 5*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)
 	c.LeaderTTL = cmp.Or(c.LeaderTTL, 3*time.Second)

@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -164,22 +165,38 @@ func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
 	return out, nil
 }
 
+// errUnpublished reports a batch whose follow-up messages could not be
+// published before shutdown: its offsets must not be committed.
+var errUnpublished = errors.New("stopping with unpublished messages")
+
 // publish sends the batch's messages. The state they follow from is already
-// stored, so it retries until the broker acknowledges or shutdown: giving up
-// early would leave queued nodes that no worker was told about until the
-// reconciler's next pass.
-func (s *Service) publish(ctx context.Context, msgs []eventbus.Message) {
+// stored, so it retries until the broker acknowledges: giving up would leave
+// queued nodes that no worker was told about, and run events nobody sees,
+// until the reconciler re-sends the dispatches (core.RedispatchAfter), and
+// re-consuming the batch would not bring them back (its events are then
+// duplicates, which change nothing). Once the orchestrator is stopping it
+// keeps trying for DrainTimeout more, then returns errUnpublished.
+func (s *Service) publish(ctx context.Context, msgs []eventbus.Message) error {
 	backoff := 20 * time.Millisecond
-	for len(msgs) > 0 {
-		err := s.prod.Publish(ctx, msgs...)
+	stopping, pctx := s.stopping, ctx
+	for {
+		err := s.prod.Publish(pctx, msgs...)
 		if err == nil {
-			return
+			return nil
+		}
+		if pctx.Err() != nil {
+			s.log.Error("drain timeout with unpublished messages; the reconciler re-sends dispatches", "messages", len(msgs), "err", err)
+			return fmt.Errorf("publish %d messages: %w: %w", len(msgs), errUnpublished, err)
 		}
 		s.log.Warn("publish failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
 		select {
-		case <-s.stopping:
-			s.log.Error("shutting down with unpublished messages; the reconciler re-sends dispatches", "messages", len(msgs))
-			return
+		case <-stopping:
+			s.log.Warn("stopping with unpublished messages; still trying", "messages", len(msgs), "drain_timeout", s.cfg.DrainTimeout)
+			var cancel context.CancelFunc
+			pctx, cancel = context.WithTimeout(ctx, s.cfg.DrainTimeout)
+			defer cancel()
+			stopping = nil // a nil channel never fires: the drain has started
+		case <-pctx.Done():
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 2*time.Second)

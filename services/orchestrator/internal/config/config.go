@@ -18,6 +18,7 @@ type Config struct {
 	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 4s
 	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
 	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where GET /metrics listens; default "" (off)
+	DrainTimeout   time.Duration // BRAID_ORCHESTRATOR_DRAIN_TIMEOUT, how long SIGTERM lets the batch in hand publish; default 5s
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -29,6 +30,7 @@ func Load() (Config, error) {
 		LockTTL:        r.Duration("BRAID_LOCK_TTL", 4*time.Second),
 		ReconcileEvery: r.Duration("BRAID_RECONCILE_EVERY", 5*time.Second),
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
+		DrainTimeout:   r.Duration("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", 5*time.Second),
 	}
 	return c, r.Err()
 }
@@ -44,5 +46,6 @@ func (c Config) Service(rdb *redis.Client) orchsvc.Config {
 		LockTTL:        c.LockTTL,
 		ReconcileEvery: c.ReconcileEvery,
 		MetricsAddr:    c.MetricsAddr,
+		DrainTimeout:   c.DrainTimeout,
 	}
 }

@@ -12,6 +12,7 @@ func TestLoad(t *testing.T) {
 	t.Setenv("BRAID_KAFKA_BROKERS", "k1:9092,k2:9092")
 	t.Setenv("BRAID_LOCK_TTL", "3s")
 	t.Setenv("BRAID_REDIS_NAMESPACE", "ns:")
+	t.Setenv("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", "7s")
 	c, err := Load()
 	require.NoError(t, err)
 	s := c.Service(nil)
@@ -19,6 +20,7 @@ func TestLoad(t *testing.T) {
 	require.Equal(t, 3*time.Second, s.LockTTL)
 	require.Equal(t, 5*time.Second, s.ReconcileEvery)
 	require.Equal(t, "ns:", s.Keys.Namespace)
+	require.Equal(t, 7*time.Second, s.DrainTimeout)
 
 	t.Setenv("BRAID_LOCK_TTL", "forever")
 	t.Setenv("BRAID_KAFKA_PARTITIONS", "0")

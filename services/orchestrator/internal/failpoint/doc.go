@@ -1,0 +1,16 @@
+// Package failpoint holds the orchestrator's fault-injection points for the
+// e2e fault suite. They exist only in a binary built with the `failpoints`
+// build tag; in every other build Enabled is the constant false, so the
+// guarded call sites compile away and the binary carries no failpoint code
+// and reads no failpoint setting.
+//
+// The one failpoint, HoldWrite, gives a test a deterministic moment to
+// SIGSTOP an orchestrator holding a write in hand: it reads
+// BRAID_FAILPOINT_HOLD_WRITE itself (not through internal/config) so that
+// normal builds have no such setting at all.
+package failpoint
+
+// EnvHoldWrite names the run whose next write HoldWrite holds, or "first"
+// for the first one offered (the orchestrator offers writes of existing
+// runs that dispatch tasks); a failpoints build only.
+const EnvHoldWrite = "BRAID_FAILPOINT_HOLD_WRITE"
