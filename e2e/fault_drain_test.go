@@ -15,9 +15,9 @@ import (
 // is retried; sends the orchestrator SIGTERM while the broker is still
 // down; then restarts the broker on its data directory within the
 // orchestrator's drain timeout. The batch's messages must be published
-// before the orchestrator exits, so that once it is started again every
-// run finishes and no run's history shows the reconciler re-sending a
-// dispatch (core.RedispatchAfter, 30 s). An orchestrator that gave the
+// before the orchestrator exits (it never logs giving them up), so that
+// once it is started again every run finishes and no run's history shows
+// the reconciler re-sending a dispatch after core.RedispatchAfter (30 s). An orchestrator that gave the
 // publish up at SIGTERM lost that batch's dispatches and run events until
 // that repair: re-consuming the batch brings nothing back, its events
 // being duplicates once its state is stored.
@@ -60,7 +60,11 @@ func TestFaultOrchestratorSIGTERMPublishes(t *testing.T) {
 	rep := f.checkInvariants(ids, 90*time.Second)
 	rep.requireAllSucceeded(t)
 	for id, hist := range rep.History {
-		require.Empty(t, grep(hist, "re-dispatched unclaimed"), "run %s waited for the reconciler", id)
+		// The restarted orchestrator takes every run over and re-sends at
+		// once what is queued and unclaimed ("(run taken over)"): harmless
+		// duplicates. A lost batch shows as the 30-s repair instead.
+		waited := slices.DeleteFunc(grep(hist, "re-dispatched unclaimed"), func(l string) bool { return strings.HasSuffix(l, "(run taken over)") })
+		require.Empty(t, waited, "run %s waited for the reconciler", id)
 	}
 	require.False(t, gaveUp(), "the orchestrator gave its publish up")
 }
