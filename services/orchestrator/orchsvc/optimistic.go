@@ -58,23 +58,27 @@ func (s *Service) prepare(ctx context.Context, groups []*runBatch, first bool) e
 	return s.acquireAll(ctx, normal)
 }
 
-// queueStart adds g's optimistic start to pipe.
+// queueStart adds g's optimistic start to pipe. The lock's value becomes
+// this orchestrator's lease before the pipeline runs: if the pipeline
+// fails, the lock may have been taken, and the failed batch's disownAll
+// then releases it (compare-and-delete) instead of leaving it to expire.
 func (s *Service) queueStart(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
 	req := statestore.LockRequest{HeldLock: statestore.HeldLock{Run: g.run, Value: g.lock}, Prev: s.leases.value(g.run)}
+	s.leases.add(g.run, g.lock)
 	g.start = s.keys.QueueStart(ctx, pipe, g.write, req, s.cfg.LockTTL)
 }
 
 // started settles g's optimistic start once its pipeline has run and
 // reports whether the run was created. Whenever the lock was taken (created,
-// or the run existed) it becomes this orchestrator's lease; a created run is
+// or the run existed) it stays this orchestrator's lease; a created run is
 // cached with its new fence, exactly as if acquireAll had loaded it.
 func (s *Service) started(g *runBatch) (bool, error) {
 	outcome, fence, err := g.start.Result()
 	if err != nil {
 		return false, err
 	}
-	if outcome != statestore.StartLocked {
-		s.leases.add(g.run, g.lock)
+	if outcome == statestore.StartLocked {
+		s.leases.take([]string{g.run}) // another holder's lock: nothing to release
 	}
 	if outcome != statestore.StartApplied {
 		s.log.Debug("optimistic start fell back to the normal path", "run_id", g.run, "outcome", outcome)
