@@ -42,29 +42,56 @@ return 1
 // schedule's fire) twice never resets a run that has started. The
 // orchestrator's first write of the run (RunWrite.Create) accepts such a
 // record and overwrites its fields.
+//
+// The record and its index entries go in one pipelined round trip: the
+// indexes live outside the run's hash slot, so they cannot join the
+// script, and are added with ZADD NX beside it. When the run existed, the
+// entries that NX added (an ended run is no longer active) are removed
+// again, so an existing run's indexes end as they were. The script is sent
+// whole (EVAL): it is short, and a pipeline cannot fall back from NOSCRIPT
+// the way Script.Run does. A capped run joins
+// its workflow's admission queue only once the record is known to be new.
 func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p PendingRun) (created bool, err error) {
 	ms := p.Created.UnixMilli()
-	n, err := createPendingScript.Run(ctx, rdb, []string{k.Run(p.ID)},
-		FieldWorkflow, p.Workflow, FieldVersion, strconv.Itoa(p.Version), FieldStatus, "pending",
-		FieldInput, string(p.Input), FieldCreated, strconv.FormatInt(ms, 10), FieldRequestedBy, p.RequestedBy).Int()
-	if err != nil {
-		return false, fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
-	}
-	if n == 0 {
-		return false, nil
-	}
 	z := redis.Z{Score: float64(ms), Member: p.ID}
+	indexes := []string{k.AllRuns(), k.WorkflowRuns(p.Workflow), k.ActiveRuns()}
 	pipe := rdb.Pipeline()
-	pipe.ZAdd(ctx, k.AllRuns(), z)
-	pipe.ZAdd(ctx, k.WorkflowRuns(p.Workflow), z)
-	pipe.ZAdd(ctx, k.ActiveRuns(), z)
-	if p.Capped {
-		pipe.ZAddNX(ctx, k.AdmitQueue(p.Workflow), z)
+	script := createPendingScript.Eval(ctx, pipe, []string{k.Run(p.ID)},
+		FieldWorkflow, p.Workflow, FieldVersion, strconv.Itoa(p.Version), FieldStatus, "pending",
+		FieldInput, string(p.Input), FieldCreated, strconv.FormatInt(ms, 10), FieldRequestedBy, p.RequestedBy)
+	added := make([]*redis.IntCmd, len(indexes))
+	for i, idx := range indexes {
+		added[i] = pipe.ZAddNX(ctx, idx, z)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return true, fmt.Errorf("index pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
+		return false, fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
+	}
+	if n, _ := script.Int(); n == 0 {
+		return false, k.unindexAdded(ctx, rdb, p.ID, indexes, added)
+	}
+	if p.Capped {
+		if err := rdb.ZAddNX(ctx, k.AdmitQueue(p.Workflow), z).Err(); err != nil {
+			return true, fmt.Errorf("queue pending run %s workflow=%s for admission: %w", p.ID, p.Workflow, err)
+		}
 	}
 	return true, nil
+}
+
+// unindexAdded removes run from the indexes whose ZADD NX added it.
+func (k Keys) unindexAdded(ctx context.Context, rdb redis.Cmdable, run string, indexes []string, added []*redis.IntCmd) error {
+	pipe := rdb.Pipeline()
+	for i, c := range added {
+		if c.Val() == 1 {
+			pipe.ZRem(ctx, indexes[i], run)
+		}
+	}
+	if pipe.Len() == 0 {
+		return nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("unindex existing run %s: %w", run, err)
+	}
+	return nil
 }
 
 // StartRequest is the workflow.start message that asks the orchestrator to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,10 +163,12 @@ func TestPendingRunNeverResetsAStartedRun(t *testing.T) {
 	require.True(t, created)
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run(p.ID), statestore.FieldStatus, "succeeded").Err())
 	require.NoError(t, e.rdb.ZRem(e.ctx, e.keys.ActiveRuns(), p.ID).Err())
-	p.Created = time.UnixMilli(99)
+	p.Created, p.Capped = time.UnixMilli(99), true
 	created, err = e.keys.CreatePendingRun(e.ctx, e.rdb, p)
 	require.NoError(t, err)
 	require.False(t, created)
+	require.Equal(t, 42.0, e.rdb.ZScore(e.ctx, e.keys.AllRuns(), p.ID).Val(), "index scores are left alone")
+	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.AdmitQueue("wf")).Val(), "an existing run never joins the admission queue")
 	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, "succeeded", sums[0][statestore.FieldStatus])
@@ -214,5 +217,38 @@ func TestRunPatternMatchesEveryKeyOfTheRunOnly(t *testing.T) {
 	for _, key := range []string{k.Run("r10"), k.Run("r"), statestore.Keys{}.Run("r1")} {
 		ok, _ := path.Match(p, key)
 		require.False(t, ok, "%s matches %s", key, p)
+	}
+}
+
+// roundTrips counts the commands and pipelines a client sends, leaving
+// out those that set up a new pooled connection (HELLO, CLIENT SETINFO).
+type roundTrips struct{ n atomic.Int64 }
+
+func (c *roundTrips) count(first redis.Cmder) {
+	if name := first.Name(); name != "hello" && name != "client" {
+		c.n.Add(1)
+	}
+}
+
+func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
+}
+func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.count(cmds[0]); return next(ctx, cmds) }
+}
+
+func TestCreatePendingRunIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	trips := &roundTrips{}
+	e.rdb.AddHook(trips)
+	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.UnixMilli(42)}
+	created, err := e.keys.CreatePendingRun(e.ctx, e.rdb, p)
+	require.NoError(t, err)
+	require.True(t, created)
+	require.EqualValues(t, 1, trips.n.Load(), "record and indexes in one pipeline")
+	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns("wf"), e.keys.ActiveRuns()} {
+		require.Equal(t, 42.0, e.rdb.ZScore(e.ctx, key, "r1").Val(), key)
 	}
 }

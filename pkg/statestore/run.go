@@ -93,7 +93,16 @@ const (
 // after success is either applied again identically or refused by Create.
 var applyScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+local lastKey = #KEYS
+local function done(code) return code end
+` + applyBody)
+
+// applyBody is what applyScript and startScript share: the writes of a
+// RunWrite, once the fence is known to be the writer's. It reads KEYS and
+// ARGV as applyScript documents them, up to KEYS[lastKey], and answers
+// done(outcome): 1 applied, 2 create refused.
+const applyBody = `
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return done(2) end
 local pos = 10
 local function hset(key, pairs)
   local i = 0
@@ -135,15 +144,23 @@ for k = 0, tonumber(ARGV[9]) - 1 do
   end
   pos = pos + nl
 end
-for i = 6 + 3 * tonumber(ARGV[9]), #KEYS do redis.call('DEL', KEYS[i]) end
-return 1
-`)
+for i = 6 + 3 * tonumber(ARGV[9]), lastKey do redis.call('DEL', KEYS[i]) end
+return done(1)
+`
 
 // QueueWrite adds w to pipe; the returned command yields a Write outcome
 // once the pipeline has run.
 func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) *redis.Cmd {
-	keys := []string{k.Fence(w.Run), k.Run(w.Run), k.Nodes(w.Run), k.Outputs(w.Run), k.History(w.Run)}
-	args := make([]any, 0, 9+2*(len(w.RunFields)+len(w.Nodes)+len(w.Outputs))+len(w.ClearOutputs)+len(w.History))
+	keys, args := k.writeArgs(w, 0)
+	return applyScript.EvalSha(ctx, pipe, keys, args...)
+}
+
+// writeArgs lays w out as applyScript's KEYS and ARGV, with room for extra
+// more of each after them.
+func (k Keys) writeArgs(w RunWrite, extra int) (keys []string, args []any) {
+	keys = make([]string, 0, 5+3*len(w.FanOuts)+len(w.Ended)+extra)
+	keys = append(keys, k.Fence(w.Run), k.Run(w.Run), k.Nodes(w.Run), k.Outputs(w.Run), k.History(w.Run))
+	args = make([]any, 0, 9+2*(len(w.RunFields)+len(w.Nodes)+len(w.Outputs))+len(w.ClearOutputs)+len(w.History)+extra)
 	args = append(args, strconv.FormatInt(w.Fence, 10), boolArg(w.Create), HistoryCap,
 		len(w.RunFields), len(w.Nodes), len(w.Outputs), len(w.ClearOutputs), len(w.History), len(w.FanOuts))
 	for f, v := range w.RunFields {
@@ -168,13 +185,13 @@ func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) 
 	for _, a := range w.Ended {
 		keys = append(keys, k.Claim(a.Run, a.Node, a.Instance, a.Attempt))
 	}
-	return applyScript.EvalSha(ctx, pipe, keys, args...)
+	return keys, args
 }
 
 // LoadScripts makes sure the server knows every script, so that EvalSha in
 // pipelines never meets NOSCRIPT (call at start-up and after a Redis restart).
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
-	for _, s := range []*redis.Script{applyScript, claimScript, heartbeatScript, releaseScript, acquireScript} {
+	for _, s := range []*redis.Script{applyScript, startScript, claimScript, heartbeatScript, releaseScript, acquireScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return fmt.Errorf("load redis scripts: %w", err)
 		}

@@ -160,11 +160,29 @@ func (c *Client) WaitRun(ctx context.Context, id string, within, pause time.Dura
 		if time.Now().After(deadline) {
 			return r, fmt.Errorf("run %s not finished within %s (status %s)", id, within, r.Status)
 		}
-		select {
-		case <-ctx.Done():
-			return r, ctx.Err()
-		case <-time.After(pause):
+		if err := sleep(ctx, pause); err != nil {
+			return r, err
 		}
+	}
+}
+
+// sleep pauses for d or until ctx ends. Go's timers wake an idle process
+// no sooner than about 1 ms later (the runtime's poller waits in whole
+// milliseconds), so a pause under 1 ms blocks the thread in the kernel
+// instead (see pause_linux.go), keeping a sub-millisecond poll at the
+// period its callers name.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d < time.Millisecond {
+		shortPause(d)
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -64,3 +64,13 @@ func foreachDef(name string, items int) []byte {
 		{ID: "each", Handler: "noop", DependsOn: []string{"items"}, Foreach: "<< items >>"},
 	})
 }
+
+// foreachJoinDef is foreachDef followed by a noop join that depends on the
+// foreach node (and reads nothing of it): items+2 completions in all.
+func foreachJoinDef(name string, items int) []byte {
+	return definition(name, []node{
+		{ID: "items", Handler: "transform", Config: map[string]any{"jq": fmt.Sprintf("[range(%d)]", items)}},
+		{ID: "each", Handler: "noop", DependsOn: []string{"items"}, Foreach: "<< items >>"},
+		{ID: "join", Handler: "noop", DependsOn: []string{"each"}},
+	})
+}

@@ -18,34 +18,35 @@ import (
 
 // Sizes are the workloads' sizes; Full and Smoke are the two presets.
 type Sizes struct {
-	FloorHops       int           // sequential hops of the latency floor
-	FloorMessages   int           // hops of the throughput floor
-	HopChain        int           // nodes of the per-hop chain
-	SingleRuns      int           // sequential 1-node runs per repetition
-	FanOut          int           // nodes of the small fan-out + join
-	Chain           int           // nodes of the chain measured by wall time
-	BigFanOut       int           // nodes of the large fan-out + join
-	Diamonds        int           // concurrent 10-node diamond runs
-	Sustain         time.Duration // how long the diamond load is held
-	MemNodes        int           // nodes of the fan-out whose Redis memory is counted
-	InFlightRuns    int           // BigFanOut runs started at once for the RSS figure
-	CostNodes       int           // nodes of the large DAG of the cost comparison
-	ForeachItems    int           // items of the foreach
-	WorkerProcesses int           // worker processes of each stack
+	FloorHops        int           // sequential hops of the latency floor
+	FloorMessages    int           // hops of the throughput floor
+	HopChain         int           // nodes of the per-hop chain
+	SingleRuns       int           // sequential 1-node runs per repetition
+	FanOut           int           // nodes of the small fan-out + join
+	Chain            int           // nodes of the chain measured by wall time
+	BigFanOut        int           // nodes of the large fan-out + join
+	Diamonds         int           // concurrent 10-node diamond runs
+	Sustain          time.Duration // how long the diamond load is held
+	MemNodes         int           // nodes of the fan-out whose Redis memory is counted
+	InFlightRuns     int           // BigFanOut runs started at once for the RSS figure
+	CostNodes        int           // nodes of the large DAG of the cost comparison
+	CostForeachItems int           // foreach items of the large run of the foreach cost comparison
+	ForeachItems     int           // items of the foreach
+	WorkerProcesses  int           // worker processes of each stack
 }
 
 // Full are the sizes of `make bench` (issue 6's table).
 var Full = Sizes{
 	FloorHops: 2000, FloorMessages: 50000, HopChain: 100, SingleRuns: 200, FanOut: 1000, Chain: 1000,
 	BigFanOut: 10000, Diamonds: 1000, Sustain: 20 * time.Second, MemNodes: 1000, InFlightRuns: 10,
-	CostNodes: 10000, ForeachItems: 100000, WorkerProcesses: 2,
+	CostNodes: 10000, CostForeachItems: 100000, ForeachItems: 100000, WorkerProcesses: 2,
 }
 
 // Smoke are tiny sizes for the test that keeps the bench from rotting.
 var Smoke = Sizes{
 	FloorHops: 50, FloorMessages: 500, HopChain: 10, SingleRuns: 5, FanOut: 20, Chain: 20,
 	BigFanOut: 50, Diamonds: 10, Sustain: 2 * time.Second, MemNodes: 20, InFlightRuns: 2,
-	CostNodes: 50, ForeachItems: 100, WorkerProcesses: 1,
+	CostNodes: 50, CostForeachItems: 100, ForeachItems: 100, WorkerProcesses: 1,
 }
 
 // Env is what every workload shares: the binaries, the infrastructure and

@@ -17,7 +17,7 @@ func SingleNode(ctx context.Context, e *Env) (Line, error) {
 	n := e.Sizes.SingleRuns
 	l := Line{Workload: "single_node_latency", N: n, Runs: e.Reps, Target: "p50 ≤ 2 ms, p99 ≤ 10 ms",
 		Method: fmt.Sprintf("n sequential 1-node noop runs per repetition; p50_ms/p99_ms: bench clock from sending POST /workflows/{name}/runs "+
-			"to the first GET /runs/{id} answering succeeded, GETs repeated every %s plus their own round trip; wall_ms: the n runs; "+
+			"to the first GET /runs/{id} answering succeeded, GETs repeated every %s (a kernel sleep: a Go timer would wait about 1 ms) plus their own round trip; wall_ms: the n runs; "+
 			"tasks_per_s: n / wall; floor_ratio: p50 / (3 × floor hop p50) for the three messages start, dispatch, result", singlePoll)}
 	s, err := e.startSession(ctx, l.Workload, "")
 	if err != nil {

@@ -31,6 +31,7 @@ func Suite(sz Sizes) []Entry {
 		{"redis", RedisPerNode},
 		{"inflight", InFlight},
 		{"cost", CompletionCost},
+		{"cost_foreach", CompletionCostForeach},
 		{"foreach", Foreach},
 	}
 }

@@ -21,6 +21,10 @@ type runBatch struct {
 	eff    *core.Effects
 	write  statestore.RunWrite
 	cmd    *redis.Cmd
+	// lock is the lock value of an optimistic start ("" on the normal
+	// path), and start its queued write (see optimistic.go).
+	lock  string
+	start *statestore.StartCmd
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
 	admitted   bool   // a capped run got its slot in this batch: nudge the next ones
@@ -31,7 +35,8 @@ type runBatch struct {
 }
 
 // maxStaleRetries bounds how often a run's events are re-applied after the
-// fence refused a write (the lock moved during the batch).
+// fence refused a write (the lock moved during the batch). An optimistic
+// start that falls back to the normal path does not count.
 const maxStaleRetries = 3
 
 // handleBatch applies a fetched batch: group by run, apply, persist in one
@@ -80,11 +85,11 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
 	if err != nil {
 		return err
 	}
-	for try := 0; len(groups) > 0; try++ {
-		if try == maxStaleRetries {
+	for round, stale := 0, 0; len(groups) > 0; round++ {
+		if stale == maxStaleRetries {
 			return fmt.Errorf("fence kept moving for %d runs", len(groups))
 		}
-		if err := s.acquireAll(ctx, groups); err != nil {
+		if err := s.prepare(ctx, groups, round == 0); err != nil {
 			return err
 		}
 		for _, g := range groups {
@@ -97,8 +102,12 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
 				}
 			}
 		}
-		if groups, err = s.persist(ctx, groups); err != nil {
+		var refused bool
+		if groups, refused, err = s.persist(ctx, groups); err != nil {
 			return err
+		}
+		if refused {
+			stale++
 		}
 	}
 	return nil
@@ -148,7 +157,7 @@ func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason err
 
 // apply applies the events of a run held by acquireAll to the core.
 func (s *Service) apply(ctx context.Context, g *runBatch) {
-	g.eff, g.cmd, g.dropActive, g.orphans, g.admitted = &core.Effects{}, nil, false, nil, false
+	g.eff, g.cmd, g.start, g.dropActive, g.orphans, g.admitted = &core.Effects{}, nil, nil, false, nil, false
 	if g.o.takenOver {
 		g.o.takenOver = false
 		s.repairTakeover(ctx, g)
@@ -217,8 +226,9 @@ func (s *Service) loadRef(ctx context.Context, in *inbound) {
 }
 
 // persist writes every run's effects in one pipeline and publishes what
-// follows. It returns the runs whose writes the fence refused, to re-apply.
-func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch, error) {
+// follows. It returns the runs to re-apply: those whose writes the fence
+// refused (then refused is true) and those whose optimistic start fell back.
+func (s *Service) persist(ctx context.Context, groups []*runBatch) (retry []*runBatch, refused bool, err error) {
 	pipe := s.rdb.Pipeline()
 	for _, g := range groups {
 		if g.dropActive {
@@ -228,28 +238,37 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 			continue
 		}
 		g.write = s.toWrite(g)
-		g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
+		if g.lock != "" {
+			s.queueStart(ctx, pipe, g)
+		} else {
+			g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
+		}
 		s.queueIndexes(ctx, pipe, g)
 	}
 	if failpoint.Enabled {
 		s.holdWrite(groups)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("persist: %w", err)
+		return nil, false, fmt.Errorf("persist: %w", err)
 	}
-	var retry, applied []*runBatch
+	var applied []*runBatch
 	var out []eventbus.Message
 	for _, g := range groups {
+		ok, err := s.persisted(g)
 		switch {
-		case g.cmd == nil:
-		case g.cmd.Val() == int64(statestore.WriteApplied):
+		case err != nil:
+			return nil, false, err
+		case ok:
 			applied = append(applied, g)
 			msgs, err := s.messages(g)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			out = append(out, msgs...)
-		default:
+		case g.lock != "":
+			retry = append(retry, g)
+		case g.cmd != nil:
+			refused = true
 			s.StaleWrites.Add(1)
 			s.log.Warn("fence refused write; reloading run", "run_id", g.run)
 			delete(s.owned, g.run)
@@ -257,7 +276,7 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 		}
 	}
 	if err := s.publish(ctx, out); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	s.announceStops(ctx, applied)
 	s.release(ctx, applied)
@@ -266,7 +285,18 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) ([]*runBatch,
 			s.retire(g.run)
 		}
 	}
-	return retry, nil
+	return retry, refused, nil
+}
+
+// persisted reports whether g's write (if it had one) was applied.
+func (s *Service) persisted(g *runBatch) (bool, error) {
+	switch {
+	case g.lock != "" && g.start != nil:
+		return s.started(g)
+	case g.cmd != nil:
+		return g.cmd.Val() == int64(statestore.WriteApplied), nil
+	}
+	return false, nil
 }
 
 // claims reports which of r's in-flight attempts hold a live worker claim.

@@ -1,0 +1,150 @@
+package orchsvc
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testinfra"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// startEnv is a Service on real Redis and a real Kafka-protocol broker,
+// driven batch by batch (tryBatch) without its event loop.
+type startEnv struct {
+	ctx   context.Context
+	s     *Service
+	trips *atomic.Int64 // Redis round trips (commands and pipelines) so far
+}
+
+// tripCounter counts Redis round trips (commands and pipelines), leaving
+// out those that set up a new pooled connection (HELLO, CLIENT SETINFO).
+type tripCounter struct{ n *atomic.Int64 }
+
+func (c tripCounter) count(first redis.Cmder) {
+	if name := first.Name(); name != "hello" && name != "client" {
+		c.n.Add(1)
+	}
+}
+
+func (c tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
+}
+func (c tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.count(cmds[0]); return next(ctx, cmds) }
+}
+
+func newStartEnv(t *testing.T, workflow string) *startEnv {
+	t.Helper()
+	ctx := context.Background()
+	rdb := testinfra.StartRedis(t).Client(t)
+	kafka := testinfra.StartKafka(t)
+	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(workflow), time.Now())
+	require.NoError(t, err)
+	s, err := New(ctx, Config{ID: "orch-a", Redis: rdb, Keys: keys, Logger: slog.New(slog.DiscardHandler),
+		LockWait: 20 * time.Second, Group: testinfra.UniqueName(t, "g"),
+		Bus: eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}})
+	require.NoError(t, err)
+	t.Cleanup(s.close)
+	trips := &atomic.Int64{}
+	rdb.AddHook(tripCounter{trips})
+	return &startEnv{ctx: ctx, s: s, trips: trips}
+}
+
+// start requests run as the api does (pending record, then the start
+// message) and hands the message to one batch.
+func (e *startEnv) start(t *testing.T, run string) {
+	t.Helper()
+	p := statestore.PendingRun{ID: run, Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err := e.s.keys.CreatePendingRun(e.ctx, e.s.rdb, p)
+	require.NoError(t, err)
+	e.batch(t, run)
+}
+
+// batch hands run's start message (again) to one batch.
+func (e *startEnv) batch(t *testing.T, run string) {
+	t.Helper()
+	p := statestore.PendingRun{ID: run, Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, run, p.StartRequest())
+	require.NoError(t, err)
+	require.NoError(t, e.s.tryBatch(e.ctx, []eventbus.Message{m}))
+}
+
+// node reads the record of node a of run.
+func (e *startEnv) node(t *testing.T, run string) runstate.NodeRecord {
+	t.Helper()
+	raw, err := e.s.rdb.HGet(e.ctx, e.s.keys.Nodes(run), "a").Bytes()
+	require.NoError(t, err)
+	rec, err := runstate.DecodeNodeRecord(raw)
+	require.NoError(t, err)
+	return rec
+}
+
+const oneNode = `{"name":"wf","nodes":[{"id":"a","handler":"noop"}]}`
+
+func TestOptimisticStartLocksAndCreatesInOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	e := newStartEnv(t, oneNode)
+	e.start(t, "warm") // the plan cache and the connection pool are warm from here on
+	before := e.trips.Load()
+	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err := e.s.keys.CreatePendingRun(e.ctx, e.s.rdb, p)
+	require.NoError(t, err)
+	pending := e.trips.Load() - before
+
+	e.batch(t, "r1")
+	require.EqualValues(t, 1, e.trips.Load()-before-pending, "lock, fence, create and indexes: one pipeline")
+	require.Equal(t, runstate.NodeQueued, e.node(t, "r1").State)
+	require.Equal(t, "running", e.s.rdb.HGet(e.ctx, e.s.keys.Run("r1"), statestore.FieldStatus).Val())
+	require.Equal(t, "1", e.s.rdb.Get(e.ctx, e.s.keys.Fence("r1")).Val(), "the fence is set as on the normal path")
+	lock := e.s.rdb.Get(e.ctx, e.s.keys.Lock("r1")).Val()
+	require.True(t, strings.HasSuffix(lock, "orch-a"), "lock value %q", lock)
+	require.Equal(t, lock, e.s.leases.value("r1"), "the lock is a lease like any other")
+	require.EqualValues(t, 1, e.s.owned["r1"].fence)
+	require.NotNil(t, e.s.owned["r1"].run, "the created run is cached")
+	require.Zero(t, e.s.StaleWrites.Load())
+}
+
+func TestOptimisticStartWaitsForALockHeldElsewhere(t *testing.T) {
+	t.Parallel()
+	e := newStartEnv(t, oneNode)
+	require.NoError(t, e.s.rdb.Set(e.ctx, e.s.keys.Lock("r1"), "tokenorch-b", 300*time.Millisecond).Err())
+	e.start(t, "r1") // falls back to acquireAll, which waits until the lock lapses
+	require.Equal(t, runstate.NodeQueued, e.node(t, "r1").State)
+	require.Equal(t, "1", e.s.rdb.Get(e.ctx, e.s.keys.Fence("r1")).Val(), "the fence moved once: when the lock was had")
+	require.True(t, strings.HasSuffix(e.s.rdb.Get(e.ctx, e.s.keys.Lock("r1")).Val(), "orch-a"))
+	require.Zero(t, e.s.StaleWrites.Load(), "a fallback is not a stale write")
+}
+
+func TestOptimisticStartOfAStartedRunChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := newStartEnv(t, oneNode)
+	e.start(t, "r1")
+	first := e.node(t, "r1")
+	require.Equal(t, runstate.NodeQueued, first.State)
+	// The run moves on, then its start is delivered again to a process
+	// that does not hold it (a restart, or another orchestrator).
+	done := first
+	done.State = runstate.NodeSucceeded
+	require.NoError(t, e.s.rdb.HSet(e.ctx, e.s.keys.Nodes("r1"), "a", done.Encode()).Err())
+	require.NoError(t, e.s.rdb.HSet(e.ctx, e.s.keys.Run("r1"), statestore.FieldStatus, "succeeded").Err())
+	e.s.disownAll(e.ctx)
+
+	e.batch(t, "r1")
+	require.Equal(t, done, e.node(t, "r1"), "the node record is left alone")
+	require.Equal(t, "succeeded", e.s.rdb.HGet(e.ctx, e.s.keys.Run("r1"), statestore.FieldStatus).Val())
+	require.Equal(t, "3", e.s.rdb.Get(e.ctx, e.s.keys.Fence("r1")).Val(),
+		"fenced twice: by the optimistic start that found the run, then by the normal path that loaded it")
+	hist := strings.Join(e.s.rdb.LRange(e.ctx, e.s.keys.History("r1"), 0, -1).Val(), "\n")
+	require.Contains(t, hist, "duplicate", "the repeated start is recorded as a duplicate")
+}
