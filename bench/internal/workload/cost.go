@@ -20,32 +20,51 @@ func CompletionCost(ctx context.Context, e *Env) (Line, error) {
 		Method: fmt.Sprintf("cost_ratio: orchestrator CPU (utime+stime from /proc, 10 ms ticks) per completed node in one %d-node fan-out + join, "+
 			"divided by the same in %d runs of a %d-node fan-out + join started at once (as many completions, both fully parallel); "+
 			"cpu_us_per_node_large/_small: those costs; wall_ms: the large run, created → finished", n, small, costSmallNodes)}
+	return e.compareCost(ctx, l, costPair{large: fanOutDef("large", n), largeN: n, largeTimeout: bigRunTimeout,
+		small: fanOutDef("small", costSmallNodes), smallRuns: small})
+}
+
+// costPair is what compareCost compares: one run of large (largeN
+// completions) against smallRuns runs of small (costSmallNodes each).
+type costPair struct {
+	large        []byte
+	largeN       int
+	largeTimeout time.Duration
+	small        []byte
+	smallRuns    int
+}
+
+// compareCost measures, per repetition, the orchestrator's CPU per
+// completion in one run of p.large and in p.smallRuns runs of p.small
+// started at once, and fills l with wall_ms (the large run, created →
+// finished), cost_ratio and both costs.
+func (e *Env) compareCost(ctx context.Context, l Line, p costPair) (Line, error) {
 	s, err := e.startSession(ctx, l.Workload, "")
 	if err != nil {
 		return l, err
 	}
 	defer s.close()
-	big, err := s.api.Register(ctx, fanOutDef("large", n))
+	big, err := s.api.Register(ctx, p.large)
 	if err != nil {
 		return l, err
 	}
-	little, err := s.api.Register(ctx, fanOutDef("small", costSmallNodes))
+	little, err := s.api.Register(ctx, p.small)
 	if err != nil {
 		return l, err
 	}
 	var large, smallCost, ratio, wall []float64
 	for rep := range e.Reps {
 		var w float64
-		lc, err := s.cpuPerNode(n, func() error {
-			r, err := s.runOnce(ctx, big, bigRunTimeout)
+		lc, err := s.cpuPerNode(p.largeN, func() error {
+			r, err := s.runOnce(ctx, big, p.largeTimeout)
 			w, _ = r.WallMs()
 			return err
 		})
 		if err != nil {
 			return l, fmt.Errorf("%s rep %d large: %w", l.Workload, rep+1, err)
 		}
-		sc, err := s.cpuPerNode(small*costSmallNodes, func() error {
-			ids, err := s.startMany(ctx, little, small)
+		sc, err := s.cpuPerNode(p.smallRuns*costSmallNodes, func() error {
+			ids, err := s.startMany(ctx, little, p.smallRuns)
 			if err == nil {
 				_, err = s.waitAll(ctx, ids, bigRunTimeout)
 			}
@@ -55,7 +74,7 @@ func CompletionCost(ctx context.Context, e *Env) (Line, error) {
 			return l, fmt.Errorf("%s rep %d small: %w", l.Workload, rep+1, err)
 		}
 		large, smallCost, ratio, wall = append(large, lc), append(smallCost, sc), append(ratio, lc/sc), append(wall, w)
-		e.Log.Info(l.Workload, "rep", rep+1, "cpu_us_large", lc, "cpu_us_small", sc)
+		e.Log.Info(l.Workload, "rep", rep+1, "cpu_us_large", lc, "cpu_us_small", sc, "wall_ms", w)
 	}
 	l.set("wall_ms", wall)
 	l.set("cost_ratio", ratio)
