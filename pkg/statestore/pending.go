@@ -52,10 +52,37 @@ return 1
 // the way Script.Run does. A capped run joins
 // its workflow's admission queue only once the record is known to be new.
 func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p PendingRun) (created bool, err error) {
+	created, _, err = k.createPending(ctx, rdb, p, false)
+	return created, err
+}
+
+// ErrNotLatest says a run was asked for a workflow version that is not the
+// workflow's live latest one (a newer version was registered, or the
+// workflow was deleted) by the time its record would be written.
+var ErrNotLatest = errors.New("not the workflow's latest version")
+
+// CreatePendingRunOfLatest is CreatePendingRun for a run of the version
+// the caller believes is its workflow's latest (from a cache): the
+// workflow's metadata is read in the same pipeline, just before the record
+// is written. When p.Version is not the live latest version, the record
+// and the index entries just added are removed again (the start request
+// was not sent, so nobody can have seen the run) and the error wraps
+// ErrNotLatest, with the metadata read returned so the caller can check
+// the input against the right version and ask again. Otherwise it costs
+// what CreatePendingRun costs: one round trip, the lookup included.
+func (k Keys) CreatePendingRunOfLatest(ctx context.Context, rdb redis.Cmdable, p PendingRun) (created bool, info WorkflowInfo, err error) {
+	return k.createPending(ctx, rdb, p, true)
+}
+
+func (k Keys) createPending(ctx context.Context, rdb redis.Cmdable, p PendingRun, checkLatest bool) (bool, WorkflowInfo, error) {
 	ms := p.Created.UnixMilli()
 	z := redis.Z{Score: float64(ms), Member: p.ID}
 	indexes := []string{k.AllRuns(), k.WorkflowRuns(p.Workflow), k.ActiveRuns()}
 	pipe := rdb.Pipeline()
+	var meta *redis.MapStringStringCmd
+	if checkLatest {
+		meta = pipe.HGetAll(ctx, k.WorkflowMeta(p.Workflow))
+	}
 	script := createPendingScript.Eval(ctx, pipe, []string{k.Run(p.ID)},
 		FieldWorkflow, p.Workflow, FieldVersion, strconv.Itoa(p.Version), FieldStatus, "pending",
 		FieldInput, string(p.Input), FieldCreated, strconv.FormatInt(ms, 10), FieldRequestedBy, p.RequestedBy)
@@ -64,17 +91,38 @@ func (k Keys) CreatePendingRun(ctx context.Context, rdb redis.Cmdable, p Pending
 		added[i] = pipe.ZAddNX(ctx, idx, z)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return false, fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
+		return false, WorkflowInfo{}, fmt.Errorf("create pending run %s workflow=%s: %w", p.ID, p.Workflow, err)
 	}
 	if n, _ := script.Int(); n == 0 {
-		return false, k.unindexAdded(ctx, rdb, p.ID, indexes, added)
+		return false, WorkflowInfo{}, k.unindexAdded(ctx, rdb, p.ID, indexes, added)
+	}
+	var info WorkflowInfo
+	if checkLatest {
+		info = workflowInfoOf(p.Workflow, meta.Val())
+		if info.Latest != p.Version || info.Deleted {
+			return false, info, k.undoPending(ctx, rdb, p, indexes, added, info)
+		}
 	}
 	if p.Capped {
 		if err := rdb.ZAddNX(ctx, k.AdmitQueue(p.Workflow), z).Err(); err != nil {
-			return true, fmt.Errorf("queue pending run %s workflow=%s for admission: %w", p.ID, p.Workflow, err)
+			return true, info, fmt.Errorf("queue pending run %s workflow=%s for admission: %w", p.ID, p.Workflow, err)
 		}
 	}
-	return true, nil
+	return true, info, nil
+}
+
+// undoPending removes a pending record written for a version that turned
+// out not to be the latest, and the index entries written with it; the
+// error wraps ErrNotLatest unless the undo itself failed.
+func (k Keys) undoPending(ctx context.Context, rdb redis.Cmdable, p PendingRun, indexes []string, added []*redis.IntCmd, info WorkflowInfo) error {
+	if err := deletePendingScript.Run(ctx, rdb, []string{k.Run(p.ID), k.Nodes(p.ID)}).Err(); err != nil {
+		return fmt.Errorf("undo pending run %s of workflow %s version %d: %w", p.ID, p.Workflow, p.Version, err)
+	}
+	if err := k.unindexAdded(ctx, rdb, p.ID, indexes, added); err != nil {
+		return err
+	}
+	return fmt.Errorf("run %s of workflow %s version %d (live latest %d, deleted %t): %w",
+		p.ID, p.Workflow, p.Version, info.Latest, info.Deleted, ErrNotLatest)
 }
 
 // unindexAdded removes run from the indexes whose ZADD NX added it.

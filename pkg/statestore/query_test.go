@@ -252,3 +252,42 @@ func TestCreatePendingRunIsOneRoundTrip(t *testing.T) {
 		require.Equal(t, 42.0, e.rdb.ZScore(e.ctx, key, "r1").Val(), key)
 	}
 }
+
+// TestCreatePendingRunOfLatest: a run of the live latest version is written
+// with the lookup in the same single round trip; one of an older version,
+// or of a deleted workflow, is written and removed again (record and index
+// entries) with ErrNotLatest and the live metadata.
+func TestCreatePendingRunOfLatest(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	now := time.UnixMilli(1000)
+	for range 2 {
+		_, err := e.keys.RegisterWorkflow(e.ctx, e.rdb, "wf", []byte(`{}`), now)
+		require.NoError(t, err)
+	}
+	trips := &roundTrips{}
+	e.rdb.AddHook(trips)
+	p := statestore.PendingRun{ID: "r2", Workflow: "wf", Version: 2, Input: []byte(`{}`), Created: time.UnixMilli(42)}
+	created, info, err := e.keys.CreatePendingRunOfLatest(e.ctx, e.rdb, p)
+	require.NoError(t, err)
+	require.True(t, created)
+	require.Equal(t, 2, info.Latest)
+	require.EqualValues(t, 1, trips.n.Load(), "lookup, record and indexes in one pipeline")
+
+	stale := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.UnixMilli(43)}
+	created, info, err = e.keys.CreatePendingRunOfLatest(e.ctx, e.rdb, stale)
+	require.ErrorIs(t, err, statestore.ErrNotLatest)
+	require.False(t, created)
+	require.Equal(t, 2, info.Latest)
+	require.Zero(t, e.rdb.Exists(e.ctx, e.keys.Run("r1")).Val(), "the stale record stayed")
+	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns("wf"), e.keys.ActiveRuns()} {
+		require.Equal(t, []string{"r2"}, e.rdb.ZRange(e.ctx, key, 0, -1).Val(), key)
+	}
+
+	require.NoError(t, e.keys.DeleteWorkflow(e.ctx, e.rdb, "wf", now))
+	gone := statestore.PendingRun{ID: "r3", Workflow: "wf", Version: 2, Input: []byte(`{}`), Created: time.UnixMilli(44)}
+	_, info, err = e.keys.CreatePendingRunOfLatest(e.ctx, e.rdb, gone)
+	require.ErrorIs(t, err, statestore.ErrNotLatest)
+	require.True(t, info.Deleted)
+	require.Zero(t, e.rdb.Exists(e.ctx, e.keys.Run("r3")).Val())
+}

@@ -58,14 +58,18 @@ func (k Keys) WorkflowInfos(ctx context.Context, rdb redis.Cmdable, names ...str
 	}
 	out := make([]WorkflowInfo, len(names))
 	for i, n := range names {
-		m := cmds[i].Val()
-		latest, _ := strconv.Atoi(m[metaLatest])
-		out[i] = WorkflowInfo{
-			Name: n, Latest: latest, Deleted: m[metaDeleted] != "",
-			Created: msTime(m[metaCreated]), Updated: msTime(m[metaUpdated]),
-		}
+		out[i] = workflowInfoOf(n, cmds[i].Val())
 	}
 	return out, nil
+}
+
+// workflowInfoOf reads workflow name's metadata hash m.
+func workflowInfoOf(name string, m map[string]string) WorkflowInfo {
+	latest, _ := strconv.Atoi(m[metaLatest])
+	return WorkflowInfo{
+		Name: name, Latest: latest, Deleted: m[metaDeleted] != "",
+		Created: msTime(m[metaCreated]), Updated: msTime(m[metaUpdated]),
+	}
 }
 
 // LiveWorkflow returns the metadata of workflow name, or an error wrapping

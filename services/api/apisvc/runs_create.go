@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -34,6 +35,11 @@ var idempotencyKeyShape = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
 // createRun starts a run of a workflow's latest version: it checks the
 // input, dedupes on Idempotency-Key, records the run as pending, publishes
 // RunStartRequested (acknowledged by all replicas) and answers 202 {run_id}.
+//
+// The latest version comes from s.latest when known, and the pending write
+// checks it against the live metadata in the same round trip; a request
+// that finds it stale, or whose input does not fit the remembered version,
+// starts over once from a fresh lookup before it answers.
 func (s *Server) createRun(c *gin.Context) {
 	name, req, err := runRequestOf(c)
 	if err != nil {
@@ -42,24 +48,37 @@ func (s *Server) createRun(c *gin.Context) {
 	}
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
-	info, err := s.liveWorkflow(ctx, name)
-	if err != nil {
-		abort(c, err)
-		return
+	info, cached := s.latest.get(name)
+	for {
+		if !cached {
+			if info, err = s.liveWorkflow(ctx, name); err != nil {
+				abort(c, err)
+				return
+			}
+			s.latest.put(info)
+		}
+		g, err := s.defs.get(ctx, name, info.Latest)
+		if err != nil {
+			abort(c, err)
+			return
+		}
+		input, problems := checkInput(g.Def.Inputs, req.Input)
+		if len(problems) > 0 && cached {
+			cached = false // judge the input by the live latest version only
+			continue
+		}
+		if len(problems) > 0 {
+			abort(c, errInvalid(inputDetail(name, info.Latest, problems), problems))
+			return
+		}
+		p := statestore.PendingRun{ID: newRunID(), Workflow: name, Version: info.Latest, Input: input,
+			Created: time.Now(), RequestedBy: requester(c), Capped: g.Def.Concurrency > 0}
+		if !s.startRun(ctx, c, p, cached) {
+			return
+		}
+		s.latest.drop(name)
+		cached = false
 	}
-	g, err := s.defs.get(ctx, name, info.Latest)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	input, problems := checkInput(g.Def.Inputs, req.Input)
-	if len(problems) > 0 {
-		abort(c, errInvalid(inputDetail(name, info.Latest, problems), problems))
-		return
-	}
-	p := statestore.PendingRun{ID: newRunID(), Workflow: name, Version: info.Latest, Input: input,
-		Created: time.Now(), RequestedBy: requester(c), Capped: g.Def.Concurrency > 0}
-	s.startRun(ctx, c, p)
 }
 
 // runRequestOf reads the workflow name and the optional {input} body.
@@ -82,8 +101,11 @@ func runRequestOf(c *gin.Context) (string, runRequest, error) {
 	return name, req, nil
 }
 
-// startRun applies the idempotency key, then records and publishes p.
-func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.PendingRun) {
+// startRun applies the idempotency key, then records and publishes p and
+// answers. With checkLatest the record is written only if p.Version is
+// still the workflow's live latest version; when it is not, nothing is
+// answered, the key is released, and startRun reports true: ask again.
+func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.PendingRun, checkLatest bool) (again bool) {
 	idemKey := c.GetHeader("Idempotency-Key")
 	if idemKey != "" {
 		prior, fresh, err := s.reserve(ctx, p, idemKey)
@@ -94,26 +116,38 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 		if !fresh {
 			c.Header("Idempotent-Replayed", "true")
 			respond(c, http.StatusAccepted, prior)
-			return
+			return false
 		}
 	}
-	if err := s.publishStart(ctx, p); err != nil {
+	if err := s.publishStart(ctx, p, checkLatest); err != nil {
 		if idemKey != "" {
 			s.releaseKey(ctx, p, idemKey)
 		}
+		if errors.Is(err, statestore.ErrNotLatest) {
+			return true
+		}
 		abort(c, err)
-		return
+		return false
 	}
 	s.metrics.runsCreated.Inc()
 	s.log.Info("run requested", "run_id", p.ID, "workflow", p.Workflow, "version", p.Version, logKeyName, p.RequestedBy)
 	c.Header("Location", "/runs/"+p.ID)
 	respond(c, http.StatusAccepted, runAccepted{RunID: p.ID, Workflow: p.Workflow, Version: p.Version})
+	return false
 }
 
 // publishStart writes p's pending record and publishes its start request;
-// if publishing fails it deletes the record again and returns a 503.
-func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun) error {
-	created, err := s.keys.CreatePendingRun(ctx, s.rdb, p)
+// if publishing fails it deletes the record again and returns a 503. With
+// checkLatest the write refuses a p.Version that is no longer the latest
+// (the error wraps statestore.ErrNotLatest; nothing is left written).
+func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun, checkLatest bool) error {
+	var created bool
+	var err error
+	if checkLatest {
+		created, _, err = s.keys.CreatePendingRunOfLatest(ctx, s.rdb, p)
+	} else {
+		created, err = s.keys.CreatePendingRun(ctx, s.rdb, p)
+	}
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ type Server struct {
 	feed    *feed
 	hub     *hub
 	defs    *defCache
+	latest  *latestCache // each workflow's latest version as last read (latest.go)
 	metrics *metrics
 	engine  *gin.Engine
 
@@ -62,7 +63,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger.With("component", "api"), rdb: cfg.Redis, keys: cfg.Keys, ring: ring,
-		prod: prod, hub: newHub(cfg.SSEBuffer), defs: newDefCache(cfg.Redis, cfg.Keys), metrics: m,
+		prod: prod, hub: newHub(cfg.SSEBuffer), defs: newDefCache(cfg.Redis, cfg.Keys), latest: newLatestCache(), metrics: m,
 		closing: make(chan struct{}),
 	}
 	s.feed, err = startFeed(cfg.Bus, GroupPrefix+randomHex(6), s.hub, s.log)

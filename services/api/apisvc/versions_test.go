@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -88,4 +89,32 @@ func TestRunsPinTheirVersion(t *testing.T) {
 	r = e.pinnedRun(second)
 	require.Equal(t, 2, r.Version)
 	require.ElementsMatch(t, []string{"fast1", "fast2"}, nodeIDs(r))
+}
+
+// TestRunRequestsFollowVersionsRegisteredElsewhere: this api remembers each
+// workflow's latest version, but a version registered (or a deletion made)
+// through another api replica — here straight in Redis — is what the next
+// run request uses: the pending write finds the remembered version stale and
+// the request starts over.
+func TestRunRequestsFollowVersionsRegisteredElsewhere(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	name, v1 := e.register(`{"name":"cached","inputs":{"n":{"type":"integer","default":1}},"nodes":[{"id":"a","handler":"noop"}]}`)
+	first := e.startRun(name, nil, nil) // remembers version 1
+	require.Equal(t, itoa(v1), e.rdb.HGet(t.Context(), e.keys.Run(first), statestore.FieldVersion).Val())
+
+	v2, err := e.keys.RegisterWorkflow(t.Context(), e.rdb, name,
+		[]byte(`{"name":"cached","inputs":{"who":{"type":"string","default":"z"}},"nodes":[{"id":"b","handler":"noop"}]}`), time.Now())
+	require.NoError(t, err)
+	second := e.startRun(name, nil, nil) // fits both versions: only the write's check tells
+	require.Equal(t, itoa(v2), e.rdb.HGet(t.Context(), e.keys.Run(second), statestore.FieldVersion).Val())
+	third := e.startRun(name, map[string]any{"input": map[string]any{"who": "bob"}}, nil) // fits version 2 only
+	require.Equal(t, itoa(v2), e.rdb.HGet(t.Context(), e.keys.Run(third), statestore.FieldVersion).Val())
+
+	require.NoError(t, e.keys.DeleteWorkflow(t.Context(), e.rdb, name, time.Now()))
+	e.must(req{method: "POST", path: "/workflows/" + name + "/runs", body: map[string]any{"input": map[string]any{"who": "cy"}}},
+		http.StatusNotFound).problem(t)
+	runs, err := e.rdb.ZRange(t.Context(), e.keys.WorkflowRuns(name), 0, -1).Result()
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{first, second, third}, runs, "a refused write left an index entry")
 }

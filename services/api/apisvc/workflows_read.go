@@ -174,6 +174,7 @@ func (s *Server) deleteWorkflow(c *gin.Context) {
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
 	err = s.keys.DeleteWorkflow(ctx, s.rdb, name, time.Now())
+	s.latest.drop(name)
 	if errors.Is(err, statestore.ErrNotFound) {
 		abort(c, errNotFound("workflow %q not found", name))
 		return

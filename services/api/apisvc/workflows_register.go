@@ -45,6 +45,7 @@ func (s *Server) registerWorkflow(c *gin.Context) {
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
 	v, err := s.keys.RegisterWorkflow(ctx, s.rdb, def.Name, norm, time.Now())
+	s.latest.drop(def.Name)
 	if err != nil {
 		abort(c, err)
 		return
