@@ -17,7 +17,7 @@ const (
 // start launches redis-server on r.Addr in r.Dir and waits until ready.
 func (r *Redis) start() error {
 	p, err := redisproc.Start(context.Background(), redisproc.Options{
-		Bin: r.bin, Addr: r.Addr, Dir: r.Dir, ReadyTimeout: readyTimeout,
+		Bin: r.bin, Addr: r.Addr, Dir: r.Dir, ReadyTimeout: readyTimeout, SysProcAttr: redisAttrs(),
 	})
 	if err != nil {
 		return err
