@@ -3,6 +3,8 @@ package e2e
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -66,4 +68,47 @@ func TestStackWorkflowConcurrency(t *testing.T) {
 	}
 	require.LessOrEqual(t, peak, 2, "never more than 2 active runs")
 	require.Equal(t, 2, peak, "the cap is used, not just respected")
+}
+
+// TestStackRetryOfCappedRunWaitsForSlot: a retry reopens a finished run of a
+// workflow with `concurrency: 1` while another run holds the only slot: the
+// reopened run waits (pending, with the cap as its waiting reason) and runs
+// only once the other has finished.
+func TestStackRetryOfCappedRunWaitsForSlot(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	dir := t.TempDir()
+	name, _ := c.register([]byte(`{"name":"` + wfName(t, "capretry") + `","concurrency":1,
+	  "inputs":{"flag":{"type":"string"},"secs":{"type":"string","default":"0"}},
+	  "nodes":[{"id":"work","handler":"shell","config":{"command":"test -f << input.flag >> && sleep << input.secs >>"}}]}`))
+	missing := filepath.Join(dir, "later")
+	failed := c.start(name, `{"flag":"`+missing+`"}`)
+	require.Equal(t, "failed", c.waitDone(failed, runTimeout).Status)
+
+	present := filepath.Join(dir, "now")
+	require.NoError(t, os.WriteFile(present, nil, 0o600))
+	holder := c.start(name, `{"flag":"`+present+`","secs":"3"}`)
+	c.waitRun(holder, runTimeout, "the slot holder running", func(r apiRun) bool { return r.Status == "running" })
+
+	require.NoError(t, os.WriteFile(missing, nil, 0o600))
+	c.call(http.MethodPost, "/runs/"+failed+"/retry", nil, http.StatusAccepted, nil)
+	r := c.waitRun(failed, runTimeout, "the retried run held by the cap", func(r apiRun) bool {
+		return r.Status == "pending" && r.node(t, "work").WaitingReason == "workflow concurrency: waiting for a free slot"
+	})
+	require.Equal(t, "pending", r.node(t, "work").State)
+	require.Equal(t, "running", c.run(holder).Status, "the retry was held while the slot holder still ran")
+
+	require.Equal(t, "succeeded", c.waitDone(holder, runTimeout).Status)
+	require.Equal(t, "succeeded", c.waitDone(failed, runTimeout).Status)
+	var times struct {
+		Started  time.Time `json:"started_at"`
+		Finished time.Time `json:"finished_at"`
+	}
+	var held struct {
+		Started time.Time `json:"started_at"`
+	}
+	c.call(http.MethodGet, "/runs/"+url.PathEscape(holder), nil, http.StatusOK, &times)
+	c.call(http.MethodGet, "/runs/"+url.PathEscape(failed), nil, http.StatusOK, &held)
+	require.False(t, held.Started.Before(times.Finished), "the retried run started at %s, before the slot holder finished at %s", held.Started, times.Finished)
 }

@@ -19,14 +19,14 @@ func (r *Run) control(e Control, eff *Effects) {
 		r.decideApproval(e, eff)
 	case ControlRetry:
 		nodes, own := r.retryable()
-		r.reset(nodes, own, "retry", e.Now, eff)
+		r.reset(nodes, own, "retry", e, eff)
 	case ControlRerunFrom:
 		i := r.Index(e.Node)
 		if i < 0 {
 			eff.History = append(eff.History, fmt.Sprintf("rerun from unknown node %q ignored", e.Node))
 			return
 		}
-		r.reset(r.Plan.Graph.Downstream(i), nil, "rerun from "+e.Node, e.Now, eff)
+		r.reset(r.Plan.Graph.Downstream(i), nil, "rerun from "+e.Node, e, eff)
 	}
 }
 
@@ -103,7 +103,8 @@ func (r *Run) retryable() (out []int, own map[int]bool) {
 // reset returns the given nodes to pending (dropping their outputs; a
 // fan-out node in keepInstances keeps its succeeded instances), rebuilds
 // the parent counters, and continues the run.
-func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, now int64, eff *Effects) {
+func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, e Control, eff *Effects) {
+	now := e.Now
 	if !r.Status.Terminal() && len(nodes) > 0 {
 		eff.History = append(eff.History, why+" of an unfinished run ignored")
 		return
@@ -134,6 +135,14 @@ func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, now int
 	}
 	r.recount()
 	r.Error, r.FinishedAt = "", 0
+	if e.NoSlot {
+		// Reopened, but its workflow's concurrency cap is reached: it waits
+		// like a new run, and Admit starts it (begin evaluates the reset nodes).
+		r.setStatus(runstate.RunPending, "", now, eff)
+		r.Held = true
+		eff.History = append(eff.History, why+": waiting for a workflow concurrency slot")
+		return
+	}
 	r.setStatus(runstate.RunRunning, "", now, eff)
 	r.evaluate(append([]int(nil), nodes...), now, eff)
 	r.maybeFinish(now, eff)

@@ -205,6 +205,35 @@ func TestRetryControlRerunsOnlyFailedAndSkipped(t *testing.T) {
 	require.Equal(t, runstate.RunSucceeded, r.Status)
 }
 
+// TestRetryWithoutSlotWaitsForAdmit: a retry the shell found no workflow
+// concurrency slot for reopens the run held — nodes reset, nothing
+// dispatched, status pending — and Admit then starts exactly the reset
+// nodes that are ready.
+func TestRetryWithoutSlotWaitsForAdmit(t *testing.T) {
+	t.Parallel()
+	r, _ := newTestRun(t, node("A"), node("B", "A"), node("C", "B"))
+	complete(r, "A", `1`)
+	failNode(r, "B", true)
+	require.Equal(t, runstate.RunFailed, r.Status)
+	eff := &Effects{}
+	r.Apply(Control{Now: 5000, Action: ControlRetry, NoSlot: true}, eff)
+	require.Empty(t, eff.Dispatches)
+	require.Equal(t, runstate.RunPending, r.Status)
+	require.True(t, r.Held)
+	require.True(t, eff.RunStatusChanged())
+	require.Equal(t, runstate.NodePending, state(r, "B"))
+	require.Contains(t, strings.Join(eff.History, "\n"), "retry: waiting for a workflow concurrency slot")
+
+	eff = &Effects{}
+	r.Apply(Admit{Now: 6000}, eff)
+	require.Equal(t, []string{"B"}, dispatched(r, eff))
+	require.Equal(t, runstate.RunRunning, r.Status)
+	require.False(t, r.Held)
+	complete(r, "B", `2`)
+	complete(r, "C", `3`)
+	require.Equal(t, runstate.RunSucceeded, r.Status)
+}
+
 func TestRerunFromResetsDownstream(t *testing.T) {
 	t.Parallel()
 	r, _ := newTestRun(t, node("A"), node("B", "A"), node("C", "B"))

@@ -81,6 +81,11 @@ type Control struct {
 	Reason string
 	// By names who asked (an API key's name); approvals record it.
 	By string
+	// NoSlot is set by the shell on a retry or rerun that reopens a finished
+	// run of a workflow with a concurrency cap when no slot is free: the
+	// run's nodes are reset, but the run waits held (pending) until Admit,
+	// as a new run would.
+	NoSlot bool
 }
 
 // Admit starts a run that Hold recorded, now that it has a workflow

@@ -38,6 +38,31 @@ func (s *Service) admitted(ctx context.Context, r *core.Run) bool {
 	return ok
 }
 
+// reopens reports whether c is a retry or rerun of r, a finished run of a
+// workflow with a concurrency cap: it must then take a slot like a new run.
+func reopens(c core.Control, r *core.Run) bool {
+	return (c.Action == core.ControlRetry || c.Action == core.ControlRerunFrom) &&
+		r != nil && r.Status.Terminal() && workflowCap(r) > 0
+}
+
+// admitReopen asks a slot for the run c reopens, queued by the time of the
+// request (c.Now), and returns c, marked NoSlot when none is free: the run
+// then waits held until the reconciler readmits it. A slot taken by a
+// control that reopens nothing is given back by release.
+func (s *Service) admitReopen(ctx context.Context, g *runBatch, c core.Control) core.Control {
+	r := g.o.run
+	ok, err := s.keys.Admit(ctx, s.rdb, r.Workflow, r.ID, workflowCap(r), c.Now)
+	if err != nil {
+		s.log.Warn("workflow concurrency admission failed; the reopened run waits", "run_id", r.ID, "workflow", r.Workflow, "err", err)
+	}
+	if !ok {
+		c.NoSlot = true
+		return c
+	}
+	g.admitted, g.reopened = true, true
+	return c
+}
+
 // readmit is the reconciler's admission retry for a held run. Before asking
 // again it releases places held by runs that ended or vanished without
 // releasing them (an orchestrator that died between storing a run's end and
@@ -89,7 +114,7 @@ func (s *Service) release(ctx context.Context, groups []*runBatch) {
 		var next []string
 		var err error
 		switch {
-		case r.Status.Terminal() && g.eff.RunStatusChanged():
+		case r.Status.Terminal() && (g.eff.RunStatusChanged() || g.reopened):
 			next, err = s.keys.Release(ctx, s.rdb, r.Workflow, r.ID, workflowCap(r))
 		case g.admitted:
 			next, err = s.keys.Admissible(ctx, s.rdb, r.Workflow, workflowCap(r))

@@ -28,6 +28,7 @@ type runBatch struct {
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
 	admitted   bool   // a capped run got its slot in this batch: nudge the next ones
+	reopened   bool   // a finished capped run took a slot to reopen (release it if it stays finished)
 	spans      []span // how the batch's node changes split into RunEvents (toWrite)
 	// orphans are messages about a run that was never started; they are
 	// dead-lettered once the batch is stored.
@@ -157,7 +158,7 @@ func (s *Service) deadLetter(ctx context.Context, m eventbus.Message, reason err
 
 // apply applies the events of a run held by acquireAll to the core.
 func (s *Service) apply(ctx context.Context, g *runBatch) {
-	g.eff, g.cmd, g.start, g.dropActive, g.orphans, g.admitted = &core.Effects{}, nil, nil, false, nil, false
+	g.eff, g.cmd, g.start, g.dropActive, g.orphans, g.admitted, g.reopened = &core.Effects{}, nil, nil, false, nil, false, false
 	if g.o.takenOver {
 		g.o.takenOver = false
 		s.repairTakeover(ctx, g)
@@ -197,6 +198,9 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 	}
 	if in.ref != "" {
 		s.loadRef(ctx, &in)
+	}
+	if c, ok := in.ev.(core.Control); ok && reopens(c, g.o.run) {
+		in.ev = s.admitReopen(ctx, g, c)
 	}
 	if in.reconcile {
 		if g.o.run.Status.Terminal() {
