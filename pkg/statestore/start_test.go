@@ -51,9 +51,9 @@ func TestQueueStartLocksFencesAndCreatesInOneStep(t *testing.T) {
 
 	// The token it returned fences later writes like any other.
 	w := statestore.RunWrite{Run: "r1", Fence: fence, Nodes: map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`)}}
-	require.Equal(t, int64(statestore.WriteApplied), b.write(t, w))
+	require.Equal(t, int64(statestore.WriteApplied), write(t, b, w))
 	w.Fence = fence - 1
-	require.Equal(t, int64(statestore.WriteStale), b.write(t, w), "an older holder is refused")
+	require.Equal(t, int64(statestore.WriteStale), write(t, b, w), "an older holder is refused")
 }
 
 func TestQueueStartLeavesALockHeldElsewhere(t *testing.T) {
@@ -85,7 +85,7 @@ func TestQueueStartNeverOverwritesAStartedRun(t *testing.T) {
 	require.EqualValues(t, 1, fence)
 	done := statestore.RunWrite{Run: "r1", Fence: fence, RunFields: map[string]string{statestore.FieldStatus: "succeeded"},
 		Nodes: map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`)}}
-	require.Equal(t, int64(statestore.WriteApplied), b.write(t, done))
+	require.Equal(t, int64(statestore.WriteApplied), write(t, b, done))
 
 	// A duplicated start (redelivered, or replayed by go-redis) from the
 	// same holder, then from another one once the lock is gone.
@@ -101,14 +101,4 @@ func TestQueueStartNeverOverwritesAStartedRun(t *testing.T) {
 		require.Equal(t, `{"s":"succeeded","a":1}`, b.rdb.HGet(b.ctx, b.keys.Nodes("r1"), "A").Val())
 		require.Equal(t, []string{"started"}, b.rdb.LRange(b.ctx, b.keys.History("r1"), 0, -1).Val(), "nothing appended")
 	}
-}
-
-// write applies w alone and returns its outcome.
-func (b bundle) write(t *testing.T, w statestore.RunWrite) int64 {
-	t.Helper()
-	pipe := b.rdb.Pipeline()
-	cmd := b.keys.QueueWrite(b.ctx, pipe, w)
-	_, err := pipe.Exec(b.ctx)
-	require.NoError(t, err)
-	return cmd.Val().(int64)
 }
