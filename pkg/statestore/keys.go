@@ -143,3 +143,9 @@ func InstanceField(idx int) string { return strconv.Itoa(idx) }
 // workers check those attempts' claims at once instead of at their next
 // heartbeat. Messages are run ids; delivery is best effort.
 func (k Keys) StopChannel() string { return k.base() + "stop" }
+
+// EndedChannel is the pub/sub channel on which the orchestrator announces
+// runs that reached a terminal status, in the pipeline of the write that
+// ended them, so that api requests waiting for a run (?wait=) answer at
+// once. Messages are run ids; delivery is best effort.
+func (k Keys) EndedChannel() string { return k.base() + "ended" }

@@ -53,6 +53,6 @@ func run(ctx context.Context, env config.Config, keys []apisvc.APIKey, logger *s
 		Addr: env.Addr, APIKeys: keys, AuthOff: env.AuthOff,
 		Bus:   env.Bus(apisvc.ClientID),
 		Redis: rdb, Keys: statestore.Keys{Namespace: env.RedisNamespace},
-		MaxBodyBytes: env.MaxBody, Logger: logger,
+		MaxBodyBytes: env.MaxBody, MaxWaiters: env.MaxWaiters, Logger: logger,
 	})
 }

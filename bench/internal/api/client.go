@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -101,6 +102,23 @@ func (c *Client) Start(ctx context.Context, workflow string) (string, error) {
 		return "", fmt.Errorf("start workflow=%s: answer has no run_id", workflow)
 	}
 	return out.RunID, nil
+}
+
+// StartAndWait requests a run of workflow with an empty input and waits up
+// to wait for it to end in the same request (POST ...?wait=), returning the
+// ended run. A run still going when the wait is over is an error.
+func (c *Client) StartAndWait(ctx context.Context, workflow string, wait time.Duration) (Run, error) {
+	var r Run
+	path := "/workflows/" + url.PathEscape(workflow) + "/runs?wait=" + wait.String()
+	err := c.Do(ctx, http.MethodPost, path, []byte(`{"input":{}}`), http.StatusOK, &r)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusAccepted {
+		return r, fmt.Errorf("start workflow=%s: run not ended within %s: %s", workflow, wait, se.Body)
+	}
+	if err == nil && r.ID == "" {
+		err = fmt.Errorf("start workflow=%s: answer has no run id", workflow)
+	}
+	return r, err
 }
 
 // Run is the part of GET /runs/{id} the benchmarks read.

@@ -8,17 +8,34 @@ import (
 	"github.com/braidhq/braid/bench/internal/stats"
 )
 
-// singlePoll is the pause between GETs while waiting for a 1-node run.
-const singlePoll = 250 * time.Microsecond
+// Waits of the 1-node runs.
+const (
+	singlePoll = 250 * time.Microsecond // pause between GETs of the polling variant
+	singleWait = 10 * time.Second       // ?wait= of the start-and-wait variant
+)
 
 // SingleNode starts SingleRuns one-node runs one after another, per
-// repetition, and reports accept → result readable latency.
-func SingleNode(ctx context.Context, e *Env) (Line, error) {
+// repetition, and reports the latency from sending the run request to
+// holding the ended run. With wait the run is requested with ?wait= and the
+// answer is the ended run; without, the run is requested and then read with
+// GET /runs/{id} every singlePoll until it has ended.
+func SingleNode(wait bool) Workload {
+	return func(ctx context.Context, e *Env) (Line, error) {
+		return singleNode(ctx, e, wait)
+	}
+}
+
+func singleNode(ctx context.Context, e *Env, wait bool) (Line, error) {
 	n := e.Sizes.SingleRuns
 	l := Line{Workload: "single_node_latency", N: n, Runs: e.Reps, Target: "p50 ≤ 2 ms, p99 ≤ 10 ms",
-		Method: fmt.Sprintf("n sequential 1-node noop runs per repetition; p50_ms/p99_ms: bench clock from sending POST /workflows/{name}/runs "+
-			"to the first GET /runs/{id} answering succeeded, GETs repeated every %s (a kernel sleep: a Go timer would wait about 1 ms) plus their own round trip; wall_ms: the n runs; "+
-			"tasks_per_s: n / wall; floor_ratio: p50 / (3 × floor hop p50) for the three messages start, dispatch, result", singlePoll)}
+		Method: fmt.Sprintf("n sequential 1-node noop runs per repetition; p50_ms/p99_ms: bench clock from sending POST /workflows/{name}/runs?wait=%s "+
+			"to holding its answer, the run as GET /runs/{id} returns it, succeeded (the api answers once the orchestrator announces the run's end); wall_ms: the n runs; "+
+			"tasks_per_s: n / wall; floor_ratio: p50 / (3 × floor hop p50) for the three messages start, dispatch, result", singleWait)}
+	if !wait {
+		l.Workload, l.Target = "single_node_latency_poll", "(the same as single_node_latency, read by polling)"
+		l.Method = fmt.Sprintf("as single_node_latency, but the run is requested without wait and read with GET /runs/{id} "+
+			"every %s (a kernel sleep: a Go timer would wait about 1 ms) until it answers succeeded; p50_ms/p99_ms from sending the POST to that answer", singlePoll)
+	}
 	s, err := e.startSession(ctx, l.Workload, "")
 	if err != nil {
 		return l, err
@@ -28,13 +45,17 @@ func SingleNode(ctx context.Context, e *Env) (Line, error) {
 	if err != nil {
 		return l, err
 	}
+	one := s.acceptToReadable
+	if wait {
+		one = s.startAndWait
+	}
 	var p50, p99, wall, rss []float64
 	for rep := range e.Reps {
 		s.orchestratorPeak()
 		lat := make([]float64, 0, n)
 		t0 := time.Now()
 		for range n {
-			ms, err := s.acceptToReadable(ctx, wf)
+			ms, err := one(ctx, wf)
 			if err != nil {
 				return l, fmt.Errorf("%s rep %d: %w", l.Workload, rep+1, err)
 			}
@@ -51,6 +72,21 @@ func SingleNode(ctx context.Context, e *Env) (Line, error) {
 	l.set("rss_mb", rss)
 	l.set("floor_ratio", ratios(p50, 3*e.Floor.HopP50Ms))
 	return l, nil
+}
+
+// startAndWait requests one run with ?wait= and returns the milliseconds
+// until the answer, which must be the succeeded run.
+func (s *session) startAndWait(ctx context.Context, wf string) (float64, error) {
+	t0 := time.Now()
+	r, err := s.api.StartAndWait(ctx, wf, singleWait)
+	if err != nil {
+		return 0, err
+	}
+	ms := float64(time.Since(t0).Microseconds()) / 1000
+	if r.Status != "succeeded" {
+		return 0, fmt.Errorf("run %s ended %s: %s", r.ID, r.Status, r.Error)
+	}
+	return ms, nil
 }
 
 // acceptToReadable starts one run and polls it until it succeeded,

@@ -23,7 +23,8 @@ func Suite(sz Sizes) []Entry {
 	return []Entry{
 		{"floor", TransportFloor},
 		{"chain_hop", ChainHops},
-		{"single", SingleNode},
+		{"single", SingleNode(true)},
+		{"single_poll", SingleNode(false)},
 		{"fanout", FanOutJoin(sz.FanOut, "≤ 200 ms wall")},
 		{"chain", Chain(sz.Chain, "≤ 1.5 s wall")},
 		{"fanout_big", FanOutJoin(sz.BigFanOut, "≤ 1.5 s wall")},

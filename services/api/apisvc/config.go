@@ -19,6 +19,8 @@ const (
 	DefaultMaxBodyBytes    = 2 << 20
 	DefaultKeepAlive       = 15 * time.Second
 	DefaultSSEBuffer       = 256
+	DefaultMaxWaiters      = 10000
+	DefaultWaitRecheck     = time.Second
 	DefaultLogPoll         = 500 * time.Millisecond
 	DefaultRequestTimeout  = 10 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
@@ -57,6 +59,13 @@ type Config struct {
 	// SSEBuffer is how many events one SSE subscriber may lag behind before
 	// it is disconnected. Default 256.
 	SSEBuffer int
+	// MaxWaiters bounds the requests waiting for runs to end (?wait=) at
+	// once; past it such requests get a 503 with Retry-After. Default 10000.
+	MaxWaiters int
+	// WaitRecheck is how often a waiting request re-reads its run when no
+	// run-ended announcement came (one lost while the subscription
+	// reconnected). Default 1s.
+	WaitRecheck time.Duration
 	// LogPoll is how often a followed task log is polled. Default 500ms.
 	LogPoll time.Duration
 	// RequestTimeout bounds the Redis and Kafka calls of one request. Default 10s.
@@ -77,6 +86,8 @@ func (c Config) withDefaults() Config {
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
 	c.KeepAlive = cmp.Or(c.KeepAlive, DefaultKeepAlive)
 	c.SSEBuffer = cmp.Or(c.SSEBuffer, DefaultSSEBuffer)
+	c.MaxWaiters = cmp.Or(c.MaxWaiters, DefaultMaxWaiters)
+	c.WaitRecheck = cmp.Or(c.WaitRecheck, DefaultWaitRecheck)
 	c.LogPoll = cmp.Or(c.LogPoll, DefaultLogPoll)
 	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
@@ -108,7 +119,7 @@ func (c Config) validate() error {
 		name string
 		bad  bool
 	}{
-		{"MaxBodyBytes", c.MaxBodyBytes < 1}, {"KeepAlive", c.KeepAlive <= 0}, {"SSEBuffer", c.SSEBuffer < 1},
+		{"MaxBodyBytes", c.MaxBodyBytes < 1}, {"KeepAlive", c.KeepAlive <= 0}, {"SSEBuffer", c.SSEBuffer < 1}, {"MaxWaiters", c.MaxWaiters < 1}, {"WaitRecheck", c.WaitRecheck <= 0},
 		{"LogPoll", c.LogPoll <= 0}, {"RequestTimeout", c.RequestTimeout <= 0}, {"ShutdownTimeout", c.ShutdownTimeout <= 0},
 	} {
 		if f.bad {

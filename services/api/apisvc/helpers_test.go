@@ -72,6 +72,9 @@ type envOpts struct {
 	maxBody   int64
 	sseBuffer int
 	timeout   time.Duration // RequestTimeout
+	// maxWaiters and waitRecheck are Config.MaxWaiters and Config.WaitRecheck.
+	maxWaiters  int
+	waitRecheck time.Duration
 }
 
 func setup(t *testing.T, o envOpts) *env {
@@ -91,7 +94,7 @@ func setup(t *testing.T, o envOpts) *env {
 		},
 		Bus: e.bus, Redis: e.rdb, Keys: e.keys, Logger: logger,
 		KeepAlive: o.keepAlive, MaxBodyBytes: o.maxBody, SSEBuffer: o.sseBuffer, LogPoll: 50 * time.Millisecond,
-		RequestTimeout: o.timeout,
+		RequestTimeout: o.timeout, MaxWaiters: o.maxWaiters, WaitRecheck: o.waitRecheck,
 	})
 	require.NoError(t, err)
 	e.api = api

@@ -17,6 +17,7 @@ type metrics struct {
 	duration    *prometheus.HistogramVec
 	runsCreated prometheus.Counter
 	sseClients  prometheus.Gauge
+	waiting     prometheus.Gauge
 }
 
 // newMetrics registers the api's collectors on reg (a fresh registry with
@@ -41,8 +42,11 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		sseClients: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "braid_sse_clients", Help: "Open server-sent event streams (run events and followed logs).",
 		}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "braid_api_waiting_requests", Help: "Requests waiting for a run to end (?wait= on POST /workflows/{name}/runs and GET /runs/{id}).",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.runsCreated, m.sseClients} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.runsCreated, m.sseClients, m.waiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

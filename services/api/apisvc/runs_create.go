@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"time"
 
@@ -35,6 +34,8 @@ var idempotencyKeyShape = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
 // createRun starts a run of a workflow's latest version: it checks the
 // input, dedupes on Idempotency-Key, records the run as pending, publishes
 // RunStartRequested (acknowledged by all replicas) and answers 202 {run_id}.
+// With ?wait=D it then waits up to D for the run to end and answers 200
+// with the run (as GET /runs/{id}) if it did, else the same 202.
 //
 // The latest version comes from s.latest when known, and the pending write
 // checks it against the live metadata in the same round trip; a request
@@ -42,6 +43,11 @@ var idempotencyKeyShape = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
 // starts over once from a fresh lookup before it answers.
 func (s *Server) createRun(c *gin.Context) {
 	name, req, err := runRequestOf(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	wait, err := waitQuery(c)
 	if err != nil {
 		abort(c, err)
 		return
@@ -73,7 +79,7 @@ func (s *Server) createRun(c *gin.Context) {
 		}
 		p := statestore.PendingRun{ID: newRunID(), Workflow: name, Version: info.Latest, Input: input,
 			Created: time.Now(), RequestedBy: requester(c), Capped: g.Def.Concurrency > 0}
-		if !s.startRun(ctx, c, p, cached) {
+		if !s.startRun(ctx, c, p, cached, wait) {
 			return
 		}
 		s.latest.drop(name)
@@ -102,10 +108,27 @@ func runRequestOf(c *gin.Context) (string, runRequest, error) {
 }
 
 // startRun applies the idempotency key, then records and publishes p and
-// answers. With checkLatest the record is written only if p.Version is
-// still the workflow's live latest version; when it is not, nothing is
-// answered, the key is released, and startRun reports true: ask again.
-func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.PendingRun, checkLatest bool) (again bool) {
+// answers (waiting up to wait for the run to end, see answerStarted). With
+// checkLatest the record is written only if p.Version is still the
+// workflow's live latest version; when it is not, nothing is answered, the
+// key is released, and startRun reports true: ask again.
+//
+// A waiting request registers its waiter before the start is published, so
+// the run's end cannot be announced before anyone listens.
+func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.PendingRun, checkLatest bool, wait time.Duration) (again bool) {
+	var w *waiter
+	until := time.Now().Add(wait)
+	if wait > 0 {
+		var ok bool
+		if w, ok = s.register(c, p.ID); !ok {
+			return false
+		}
+		defer func() {
+			if w != nil {
+				s.unregister(w)
+			}
+		}()
+	}
 	idemKey := c.GetHeader("Idempotency-Key")
 	if idemKey != "" {
 		prior, fresh, err := s.reserve(ctx, p, idemKey)
@@ -115,7 +138,14 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 		}
 		if !fresh {
 			c.Header("Idempotent-Replayed", "true")
-			respond(c, http.StatusAccepted, prior)
+			if w != nil { // wait for the run the key named
+				s.unregister(w)
+				var ok bool
+				if w, ok = s.register(c, prior.RunID); !ok {
+					return false
+				}
+			}
+			s.answerStarted(c, prior, w, until, false)
 			return false
 		}
 	}
@@ -131,8 +161,7 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 	}
 	s.metrics.runsCreated.Inc()
 	s.log.Info("run requested", "run_id", p.ID, "workflow", p.Workflow, "version", p.Version, logKeyName, p.RequestedBy)
-	c.Header("Location", "/runs/"+p.ID)
-	respond(c, http.StatusAccepted, runAccepted{RunID: p.ID, Workflow: p.Workflow, Version: p.Version})
+	s.answerStarted(c, runAccepted{RunID: p.ID, Workflow: p.Workflow, Version: p.Version}, w, until, true)
 	return false
 }
 

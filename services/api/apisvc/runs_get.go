@@ -29,10 +29,21 @@ type nodeView struct {
 }
 
 // getRun returns a run with every node's state, attempt, timings and error.
+// With ?wait=D it answers once the run has ended, or after D with the run
+// as it is then.
 func (s *Server) getRun(c *gin.Context) {
 	id, err := runParam(c)
 	if err != nil {
 		abort(c, err)
+		return
+	}
+	wait, err := waitQuery(c)
+	if err != nil {
+		abort(c, err)
+		return
+	}
+	if wait > 0 {
+		s.answerRun(c, id, wait)
 		return
 	}
 	ctx, cancel := s.requestCtx(c)

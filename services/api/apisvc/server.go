@@ -32,10 +32,13 @@ type Server struct {
 	hub     *hub
 	defs    *defCache
 	latest  *latestCache // each workflow's latest version as last read (latest.go)
+	endings *endings     // requests waiting for runs to end (endings.go)
 	metrics *metrics
 	engine  *gin.Engine
 
 	closing   chan struct{} // closed when shutdown begins: streams end, readiness fails
+	unlisten  context.CancelFunc
+	listening chan struct{} // closed when the run-ended subscription is gone
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -64,13 +67,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger.With("component", "api"), rdb: cfg.Redis, keys: cfg.Keys, ring: ring,
 		prod: prod, hub: newHub(cfg.SSEBuffer), defs: newDefCache(cfg.Redis, cfg.Keys), latest: newLatestCache(), metrics: m,
-		closing: make(chan struct{}),
+		closing: make(chan struct{}), endings: newEndings(cfg.MaxWaiters), listening: make(chan struct{}),
 	}
 	s.feed, err = startFeed(cfg.Bus, GroupPrefix+randomHex(6), s.hub, s.log)
 	if err != nil {
 		_ = prod.Close()
 		return nil, fmt.Errorf("api: %w", err)
 	}
+	lctx, unlisten := context.WithCancel(context.Background())
+	s.unlisten = unlisten
+	go func() {
+		defer close(s.listening)
+		s.endings.listen(lctx, s.rdb, s.keys.EndedChannel(), s.log)
+	}()
 	s.engine = s.routes()
 	return s, nil
 }
@@ -83,6 +92,8 @@ func (s *Server) Handler() http.Handler { return s.engine }
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.beginShutdown()
+		s.unlisten()
+		<-s.listening
 		s.closeErr = errors.Join(s.feed.stop(), s.prod.Close())
 	})
 	return s.closeErr

@@ -248,6 +248,12 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) (retry []*run
 			g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
 		}
 		s.queueIndexes(ctx, pipe, g)
+		if g.o.run != nil && g.o.run.Status.Terminal() && g.eff.RunStatusChanged() {
+			// After the write in the same pipeline: a waiter woken by this
+			// reads the ended run (a write the fence refused makes it a
+			// spurious wake-up; the waiter reads and waits on).
+			pipe.Publish(ctx, s.keys.EndedChannel(), g.run)
+		}
 	}
 	if failpoint.Enabled {
 		s.holdWrite(groups)

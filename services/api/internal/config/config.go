@@ -7,6 +7,9 @@ import "github.com/braidhq/braid/pkg/envconf"
 // DefaultMaxBody is the default request body limit in bytes (2 MiB).
 const DefaultMaxBody = 2 << 20
 
+// DefaultMaxWaiters is the default bound on requests waiting for runs to end (?wait=).
+const DefaultMaxWaiters = 10000
+
 // Config is the api service's environment.
 type Config struct {
 	envconf.Common
@@ -14,6 +17,9 @@ type Config struct {
 	APIKeys string // BRAID_API_KEYS, "name:key:role[,name:key:role]"; never logged
 	AuthOff bool   // BRAID_AUTH=off disables authentication (development only)
 	MaxBody int64  // BRAID_API_MAX_BODY, request body limit in bytes; default 2 MiB
+	// MaxWaiters is BRAID_API_MAX_WAITERS: how many requests may wait for
+	// runs to end (?wait=) at once; default 10000.
+	MaxWaiters int
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -27,6 +33,8 @@ func Load() (Config, error) {
 		APIKeys: r.String("BRAID_API_KEYS", ""),
 		AuthOff: !r.Bool("BRAID_AUTH", true),
 		MaxBody: int64(r.PositiveInt("BRAID_API_MAX_BODY", DefaultMaxBody)),
+
+		MaxWaiters: r.PositiveInt("BRAID_API_MAX_WAITERS", DefaultMaxWaiters),
 	}
 	return c, r.Err()
 }

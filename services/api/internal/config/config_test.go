@@ -8,7 +8,7 @@ import (
 )
 
 func TestLoadDefaults(t *testing.T) {
-	for _, v := range []string{"BRAID_API_ADDR", "BRAID_API_KEYS", "BRAID_AUTH", "BRAID_KAFKA_BROKERS", "BRAID_API_MAX_BODY", "BRAID_LOG_LEVEL", "BRAID_KAFKA_PARTITIONS"} {
+	for _, v := range []string{"BRAID_API_ADDR", "BRAID_API_KEYS", "BRAID_AUTH", "BRAID_KAFKA_BROKERS", "BRAID_API_MAX_BODY", "BRAID_API_MAX_WAITERS", "BRAID_LOG_LEVEL", "BRAID_KAFKA_PARTITIONS"} {
 		t.Setenv(v, "")
 	}
 	c, err := Load()
@@ -16,6 +16,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, "127.0.0.1:8080", c.Addr)
 	require.Equal(t, []string{"127.0.0.1:19092"}, c.KafkaBrokers)
 	require.Equal(t, int64(DefaultMaxBody), c.MaxBody)
+	require.Equal(t, DefaultMaxWaiters, c.MaxWaiters)
 	require.False(t, c.AuthOff)
 	require.Equal(t, slog.LevelInfo, c.LogLevel)
 }
@@ -25,6 +26,7 @@ func TestLoadValues(t *testing.T) {
 	t.Setenv("BRAID_AUTH", "off")
 	t.Setenv("BRAID_KAFKA_BROKERS", "a:1, b:2,")
 	t.Setenv("BRAID_API_MAX_BODY", "1024")
+	t.Setenv("BRAID_API_MAX_WAITERS", "7")
 	t.Setenv("BRAID_LOG_LEVEL", "debug")
 	t.Setenv("BRAID_API_KEYS", "ci:secret:write")
 	c, err := Load()
@@ -33,6 +35,7 @@ func TestLoadValues(t *testing.T) {
 	require.True(t, c.AuthOff)
 	require.Equal(t, []string{"a:1", "b:2"}, c.KafkaBrokers)
 	require.Equal(t, int64(1024), c.MaxBody)
+	require.Equal(t, 7, c.MaxWaiters)
 	require.Equal(t, slog.LevelDebug, c.LogLevel)
 	require.Equal(t, "ci:secret:write", c.APIKeys)
 }

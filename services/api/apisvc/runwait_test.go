@@ -1,0 +1,218 @@
+package apisvc_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunWaitAnswersWithEndedRun starts runs with ?wait= against a real
+// orchestrator and worker: the answer is the ended run, a replay of the
+// same Idempotency-Key waits for (and returns) the same run, and GET
+// ?wait= on an ended run answers with it.
+func TestRunWaitAnswersWithEndedRun(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	name, _ := e.register(`{"name":"waited","nodes":[{"id":"a","handler":"noop","config":{"x":1}},{"id":"b","handler":"noop","depends_on":["a"]}]}`)
+	h := map[string]string{"Idempotency-Key": "wait-1"}
+	resp := e.must(req{method: "POST", path: "/workflows/" + name + "/runs?wait=30s", header: h}, http.StatusOK)
+	var v runView
+	resp.json(t, &v)
+	require.Equal(t, "succeeded", v.Status)
+	require.Len(t, v.Nodes, 2)
+	for _, n := range v.Nodes {
+		require.Equal(t, "succeeded", n.State, n.ID)
+	}
+	require.Equal(t, "/runs/"+v.ID, resp.Header.Get("Location"))
+
+	again := e.must(req{method: "POST", path: "/workflows/" + name + "/run?wait=10", header: h}, http.StatusOK)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	var same runView
+	again.json(t, &same)
+	require.Equal(t, v.ID, same.ID)
+	require.Equal(t, "succeeded", same.Status)
+
+	var got runView
+	e.must(req{method: "GET", path: "/runs/" + v.ID + "?wait=30s"}, http.StatusOK).json(t, &got)
+	require.Equal(t, "succeeded", got.Status)
+
+	out := e.must(req{method: "GET", path: "/runs/" + v.ID + "/tasks/a"}, http.StatusOK)
+	require.Contains(t, string(out.Body), `"x":1`)
+}
+
+// TestRunWaitWokenByAnnouncement ends a run by hand (no orchestrator): the
+// waiting request answers when the run-ended announcement comes. The
+// re-read timer is an hour, so only the announcement can wake it in time.
+func TestRunWaitWokenByAnnouncement(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{waitRecheck: time.Hour})
+	name, _ := e.register(`{"name":"announced","nodes":[{"id":"a","handler":"noop"}]}`)
+	answer := make(chan response, 1)
+	go func() {
+		answer <- e.client.do(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"}, true)
+	}()
+	id := e.onlyRun(name)
+	e.waitForWaiters(1)
+	e.waitSubscribed()
+	e.endRun(id, "succeeded")
+	select {
+	case resp := <-answer:
+		require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+		var v runView
+		resp.json(t, &v)
+		require.Equal(t, id, v.ID)
+		require.Equal(t, "succeeded", v.Status)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting request did not answer within 30s of the announcement")
+	}
+	require.Equal(t, 0, e.waiters(), "the waiter is gone once answered")
+}
+
+// TestRunWaitRereadsWithoutAnnouncement ends a run without announcing it:
+// the waiter finds it on its next re-read.
+func TestRunWaitRereadsWithoutAnnouncement(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{waitRecheck: 50 * time.Millisecond})
+	name, _ := e.register(`{"name":"unannounced","nodes":[{"id":"a","handler":"noop"}]}`)
+	id := e.startRun(name, nil, nil)
+	answer := make(chan response, 1)
+	go func() { answer <- e.client.do(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"}, true) }()
+	e.waitForWaiters(1)
+	require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), statestore.FieldStatus, "failed").Err())
+	select {
+	case resp := <-answer:
+		require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+		var v runView
+		resp.json(t, &v)
+		require.Equal(t, "failed", v.Status)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting request did not re-read the run within 30s")
+	}
+}
+
+// TestRunWaitOver answers a run that does not end within the wait: 202
+// with the run id for a start, the run as it is for a read.
+func TestRunWaitOver(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	name, _ := e.register(`{"name":"slowpoke","nodes":[{"id":"a","handler":"noop"}]}`)
+	resp := e.must(req{method: "POST", path: "/workflows/" + name + "/runs?wait=150ms"}, http.StatusAccepted)
+	var acc struct {
+		RunID string `json:"run_id"`
+	}
+	resp.json(t, &acc)
+	require.NotEmpty(t, acc.RunID)
+	require.Equal(t, "/runs/"+acc.RunID, resp.Header.Get("Location"))
+	var v runView
+	e.must(req{method: "GET", path: "/runs/" + acc.RunID + "?wait=150ms"}, http.StatusOK).json(t, &v)
+	require.Equal(t, "pending", v.Status, "no orchestrator: the run never starts")
+	e.must(req{method: "GET", path: "/runs/" + acc.RunID + "?wait=0"}, http.StatusOK)
+	require.Equal(t, 0, e.waiters())
+}
+
+// TestRunWaitBadInput rejects malformed waits before anything is written,
+// and unknown runs with a 404.
+func TestRunWaitBadInput(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	name, _ := e.register(`{"name":"badwait","nodes":[{"id":"a","handler":"noop"}]}`)
+	for _, w := range []string{"abc", "-1s", "61s", "1h", "99999999999999999999", "1.5.s"} {
+		p := e.must(req{method: "POST", path: "/workflows/" + name + "/runs?wait=" + w, malformed: true}, http.StatusBadRequest).problem(t)
+		require.Contains(t, p.Detail, "wait=", w)
+		p = e.must(req{method: "GET", path: "/runs/r-unknown?wait=" + w, malformed: true}, http.StatusBadRequest).problem(t)
+		require.Contains(t, p.Detail, "wait=", w)
+	}
+	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRuns(name)).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "a rejected request starts no run")
+	e.must(req{method: "GET", path: "/runs/r-unknown?wait=5s"}, http.StatusNotFound).problem(t)
+	require.Equal(t, 0, e.waiters())
+}
+
+// TestRunWaitLimit refuses waiting requests past MaxWaiters with a 503 and
+// Retry-After, without starting a run, and answers waiters when the api
+// shuts down.
+func TestRunWaitLimit(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{maxWaiters: 1, waitRecheck: time.Hour})
+	name, _ := e.register(`{"name":"crowded","nodes":[{"id":"a","handler":"noop"}]}`)
+	id := e.startRun(name, nil, nil)
+	answer := make(chan response, 1)
+	go func() { answer <- e.client.do(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"}, true) }()
+	e.waitForWaiters(1)
+	resp := e.must(req{method: "POST", path: "/workflows/" + name + "/runs?wait=5s"}, http.StatusServiceUnavailable)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.Contains(t, resp.problem(t).Detail, "waiting")
+	e.must(req{method: "GET", path: "/runs/" + id + "?wait=5s"}, http.StatusServiceUnavailable)
+	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRuns(name)).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "the refused request started no run")
+
+	require.NoError(t, e.api.Close())
+	select {
+	case resp := <-answer:
+		require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+		var v runView
+		resp.json(t, &v)
+		require.Equal(t, "pending", v.Status)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a waiting request was not answered within 30s of the api shutting down")
+	}
+}
+
+// onlyRun waits for the one run of workflow name to be recorded and returns its id.
+func (e *env) onlyRun(name string) string {
+	e.t.Helper()
+	var ids []string
+	require.Eventually(e.t, func() bool {
+		var err error
+		ids, err = e.rdb.ZRange(e.t.Context(), e.keys.WorkflowRuns(name), 0, -1).Result()
+		return err == nil && len(ids) == 1
+	}, 30*time.Second, 5*time.Millisecond, "workflow %s: runs %v", name, ids)
+	return ids[0]
+}
+
+// waiters reads the api's braid_api_waiting_requests gauge.
+func (e *env) waiters() int {
+	e.t.Helper()
+	body := string(e.must(req{method: "GET", path: "/metrics", key: "-"}, http.StatusOK).Body)
+	for line := range strings.SplitSeq(body, "\n") {
+		if v, ok := strings.CutPrefix(line, "braid_api_waiting_requests "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			require.NoError(e.t, err, line)
+			return int(n)
+		}
+	}
+	e.t.Fatalf("no braid_api_waiting_requests in /metrics")
+	return 0
+}
+
+// waitForWaiters waits until n requests wait for runs.
+func (e *env) waitForWaiters(n int) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool { return e.waiters() == n }, 30*time.Second, 5*time.Millisecond,
+		"expected %d waiting requests", n)
+}
+
+// waitSubscribed waits until Redis counts the api's subscription to the
+// run-ended channel, so that announcements reach it.
+func (e *env) waitSubscribed() {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool {
+		n, err := e.rdb.PubSubNumSub(e.t.Context(), e.keys.EndedChannel()).Result()
+		return err == nil && n[e.keys.EndedChannel()] >= 1
+	}, 30*time.Second, 5*time.Millisecond, "the api never subscribed to %s", e.keys.EndedChannel())
+}
+
+// endRun sets a run's status as the orchestrator would and announces it.
+func (e *env) endRun(id, status string) {
+	e.t.Helper()
+	ctx := e.t.Context()
+	require.NoError(e.t, e.rdb.HSet(ctx, e.keys.Run(id), statestore.FieldStatus, status).Err())
+	require.NoError(e.t, e.rdb.Publish(ctx, e.keys.EndedChannel(), id).Err())
+}
