@@ -38,7 +38,7 @@ func (w *Worker) fetchLoop(ctx context.Context, cons *eventbus.Consumer, prod *e
 			continue
 		}
 		failures = 0
-		used := w.settleBatch(ctx, cons, prod, msgs)
+		used := w.settleBatch(ctx, prod, msgs)
 		w.releaseSlots(free - used)
 	}
 }
@@ -70,22 +70,16 @@ func (w *Worker) releaseSlots(n int) {
 }
 
 // settleBatch settles msgs (see settleAll), hands the claimed attempts to
-// executors, then commits the settled prefix. Messages after the prefix
+// executors, then queues the settled prefix for commit. Messages after the prefix
 // stay uncommitted and are delivered again. It returns how many attempts it
 // handed to executors: each holds one of the batch's slots.
-func (w *Worker) settleBatch(ctx context.Context, cons *eventbus.Consumer, prod *eventbus.Producer, msgs []eventbus.Message) (used int) {
+func (w *Worker) settleBatch(ctx context.Context, prod *eventbus.Producer, msgs []eventbus.Message) (used int) {
 	settled, attempts := w.settleAll(ctx, prod, msgs)
 	for _, a := range attempts {
 		w.work <- a // never blocks: a holds a slot, and there are as many executors as slots
 	}
-	if settled == 0 {
-		return len(attempts)
-	}
-	cctx, cancel := w.io()
-	defer cancel()
-	if err := cons.Commit(cctx, msgs[:settled]...); err != nil {
-		// Harmless: the dispatches are delivered again and dropped as duplicates.
-		w.log.Warn("commit dispatches", "messages", settled, keyErr, err)
-	}
+	// A failed commit is harmless: the dispatches are delivered again and
+	// dropped as duplicates.
+	w.commits.Add(msgs[:settled]...)
 	return len(attempts)
 }

@@ -67,6 +67,7 @@ func (w *Worker) startExecutors() <-chan struct{} {
 // but not settled is delivered to them), drain, hand back, publish, close.
 // Every wait is bounded.
 func (w *Worker) shutdown(r *running) {
+	w.commits.Close() // what was settled is committed before the group moves on
 	if err := r.cons.Close(); err != nil {
 		w.log.Warn("close consumer", keyErr, err)
 	}

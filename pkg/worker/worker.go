@@ -30,6 +30,7 @@ type Worker struct {
 	slots    chan struct{} // one token per free executor
 	work     chan *attempt // claimed attempts for the executors
 	out      *outbox
+	commits  *eventbus.Committer // settled dispatches' offsets (set by Run)
 	inflight *inflight
 	recent   *recent
 	stats    counters
@@ -98,6 +99,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker %s consumer: %w", w.cfg.ID, err)
 	}
 	r := w.start(ctx, prod, cons)
+	w.commits = eventbus.NewCommitter(cons, eventbus.DefaultCommitDelay, w.log)
 	w.log.Info("worker started", "handlers", w.handlers, "concurrency", w.cfg.Concurrency, "group", w.cfg.Group)
 	err = w.fetchLoop(ctx, cons, prod)
 	w.shutdown(r)

@@ -41,12 +41,12 @@ type runBatch struct {
 const maxStaleRetries = 3
 
 // handleBatch applies a fetched batch: group by run, apply, persist in one
-// pipeline, publish, then hands the batch to commitLoop. Failures (Redis or
+// pipeline, publish, then hands the batch to the committer. Failures (Redis or
 // the broker down, a lock that cannot be had) are retried with backoff until
 // they pass or ctx ends; the offsets stay uncommitted meanwhile, so nothing
 // is lost if the process dies. A batch whose messages could not be
 // published before shutdown (errUnpublished) is not committed either.
-func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, commits chan<- []eventbus.Message) {
+func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, commits *eventbus.Committer) {
 	backoff := 50 * time.Millisecond
 	for {
 		err := s.tryBatch(context.WithoutCancel(ctx), msgs)
@@ -67,7 +67,7 @@ func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, comm
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
-	commits <- msgs
+	commits.Add(msgs...)
 }
 
 // reloadScripts loads the Lua scripts again after Redis lost them (a

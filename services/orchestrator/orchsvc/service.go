@@ -89,18 +89,12 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	batches := make(chan []eventbus.Message)
-	commits := make(chan []eventbus.Message, commitQueue)
-	committed := make(chan struct{})
-	go func() {
-		defer close(committed)
-		s.commitLoop(context.WithoutCancel(ctx), commits)
-	}()
+	commits := eventbus.NewCommitter(s.cons, eventbus.DefaultCommitDelay, s.log)
 	pumpCtx, stopPump := context.WithCancel(ctx)
 	var duties sync.WaitGroup
 	defer func() {
 		stopPump()
-		close(commits)
-		<-committed // the last commits land before close() leaves the group
+		commits.Close() // the last commits land before close() leaves the group
 		duties.Wait()
 		s.releaseDuties()
 	}()
