@@ -13,7 +13,7 @@ import (
 func BenchmarkPublishOne(b *testing.B) { benchPublish(b, 1) }
 
 // BenchmarkPublishTenOneKey measures a Publish of ten records with one key:
-// one produce request (and kfake fsync) per record, in sequence.
+// one produce request holding all ten.
 func BenchmarkPublishTenOneKey(b *testing.B) { benchPublish(b, 10) }
 
 func benchPublish(b *testing.B, n int) {

@@ -5,8 +5,9 @@
 //     acknowledged by all in-sync replicas (RequiredAcks=RequireAll). Records
 //     are partitioned by key with kafka.Hash, so one run's records stay in
 //     order in one partition. A Publish sends one produce request per
-//     partition it touches, in parallel, so a batch costs about one round
-//     trip and never waits on a batch timer (kafka-go's Writer would).
+//     leader broker, holding every topic and partition it leads, so a batch
+//     costs about one round trip and never waits on a batch timer (kafka-go's
+//     Writer would).
 //   - Consumer.Fetch uses FetchMessage, never ReadMessage: nothing is
 //     committed until the caller calls Commit, after the effects of the
 //     messages are stored and their follow-ups published. Delivery is

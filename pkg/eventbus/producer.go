@@ -2,7 +2,6 @@ package eventbus
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -15,11 +14,13 @@ import (
 // concurrent use. Close waits for Publish calls in flight; later calls
 // return ErrClosed.
 //
-// Publish sends one produce request per partition it touches, all in
-// parallel, so a batch costs one round trip however many records it holds.
-// kafka-go's Writer cannot do that without waiting: it closes a batch only
-// when BatchSize is reached or BatchTimeout fires, and with BatchSize 1 it
-// sends n records for one partition as n sequential requests.
+// Publish sends one produce request per leader broker it touches, carrying
+// every topic and partition that broker leads, so a batch costs one round
+// trip (and, on one broker, one request) however many records and
+// partitions it holds. kafka-go's Writer cannot do that without waiting: it
+// closes a batch only when BatchSize is reached or BatchTimeout fires, and
+// with BatchSize 1 it sends n records for one partition as n sequential
+// requests.
 type Producer struct {
 	cfg    Config
 	client *kafka.Client
@@ -49,10 +50,18 @@ func NewProducer(cfg Config) (*Producer, error) {
 
 // Publish writes msgs and returns after every one is acknowledged by all
 // in-sync replicas, or with an error. Records with the same key land in one
-// partition in the order given. On error some records may have been written
-// (kafka-go has no idempotent producer) and a retry can duplicate them, so
-// consumers dedupe. If ctx ends first, records may still be written after
-// Publish returns.
+// partition in the order given. Every record's partition and its leader are
+// known before anything is sent: an empty or unknown topic fails the whole
+// call and no record is written. Then the records go out as one produce
+// request per leader broker, several for a leader whose records exceed
+// about 900 KiB (a partition bigger than that is sent in parts, each after
+// the previous one is acknowledged); only when there are several requests
+// do they go out in parallel. When the broker refuses some partitions the
+// error names each one that was not acknowledged (topic, partition, record
+// count); the records of partitions it does not name were acknowledged. On
+// error some records may have been written (kafka-go has no idempotent
+// producer) and a retry can duplicate them, so consumers dedupe. If ctx
+// ends first, records may still be written after Publish returns.
 func (p *Producer) Publish(ctx context.Context, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -62,106 +71,11 @@ func (p *Producer) Publish(ctx context.Context, msgs ...Message) error {
 	if p.closed {
 		return fmt.Errorf("publish topic=%s: %w", msgs[0].Topic, ErrClosed)
 	}
-	batches, err := p.route(ctx, msgs)
+	parts, err := p.route(ctx, msgs)
 	if err != nil {
 		return err
 	}
-	errs := make([]error, len(batches))
-	var wg sync.WaitGroup
-	for i, b := range batches {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = p.produce(ctx, b)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// batch is the records of one Publish bound for one partition, at most
-// maxRequestBytes of records (recordSize each).
-type batch struct {
-	topic     string
-	partition int
-	records   []kafka.Record
-	bytes     int
-}
-
-// maxRequestBytes bounds one produce request (the broker's default limit is 1 MiB per batch).
-const maxRequestBytes = 900 << 10
-
-// Framing a record batch adds beyond the bytes of keys, values and headers:
-// per record its length, attributes, timestamp and offset deltas, key and
-// value lengths and header count (varints, at most 5 bytes each); per
-// header its two lengths. Counting them keeps a batch of many small
-// records (thousands of dispatches) under the broker's limit.
-const (
-	recordOverhead = 32
-	headerOverhead = 10
-)
-
-// recordSize bounds the bytes km takes inside a record batch.
-func recordSize(km kafka.Message) int {
-	n := recordOverhead + len(km.Key) + len(km.Value)
-	for _, h := range km.Headers {
-		n += headerOverhead + len(h.Key) + len(h.Value)
-	}
-	return n
-}
-
-// route assigns each record its partition and groups records into batches.
-func (p *Producer) route(ctx context.Context, msgs []Message) ([]*batch, error) {
-	type tp struct {
-		topic     string
-		partition int
-	}
-	open := map[tp]*batch{}
-	var out []*batch
-	now := time.Now()
-	for i, m := range msgs {
-		if m.Topic == "" {
-			return nil, fmt.Errorf("publish message %d key=%s: empty topic", i, m.Key)
-		}
-		km := p.cfg.toKafka(m)
-		n, err := p.parts.count(ctx, km.Topic)
-		if err != nil {
-			return nil, fmt.Errorf("publish topic=%s: %w", km.Topic, err)
-		}
-		k := tp{km.Topic, p.hash.Balance(km, allPartitions(n)...)}
-		size := recordSize(km)
-		b := open[k]
-		if b == nil || b.bytes+size > maxRequestBytes {
-			b = &batch{topic: k.topic, partition: k.partition}
-			open[k] = b
-			out = append(out, b)
-		}
-		b.records = append(b.records, kafka.Record{Time: now, Key: kafka.NewBytes(km.Key), Value: kafka.NewBytes(km.Value), Headers: km.Headers})
-		b.bytes += size
-	}
-	return out, nil
-}
-
-// produce sends one batch and checks the broker's answer.
-func (p *Producer) produce(ctx context.Context, b *batch) error {
-	resp, err := p.client.Produce(ctx, &kafka.ProduceRequest{
-		Topic: b.topic, Partition: b.partition, RequiredAcks: kafka.RequireAll,
-		Records: kafka.NewRecordReader(b.records...),
-	})
-	if err == nil && resp.Error != nil {
-		err = resp.Error
-	}
-	if err == nil {
-		for _, rerr := range resp.RecordErrors {
-			err = rerr
-			break
-		}
-	}
-	if err != nil {
-		p.parts.forget(b.topic) // leadership or partition count may have changed
-		return fmt.Errorf("publish %d records topic=%s partition=%d: %w", len(b.records), b.topic, b.partition, err)
-	}
-	return nil
+	return p.sendAll(ctx, plan(parts))
 }
 
 // Close waits for Publish calls in flight and releases connections. Publish

@@ -1,0 +1,94 @@
+package eventbus
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// maxRequestBytes bounds the records of one produce request (the broker's
+// default limit is 1 MiB per batch).
+const maxRequestBytes = 900 << 10
+
+// Framing a record batch adds beyond the bytes of keys, values and headers:
+// per record its length, attributes, timestamp and offset deltas, key and
+// value lengths and header count (varints, at most 5 bytes each); per
+// header its two lengths. Counting them keeps a batch of many small
+// records (thousands of dispatches) under the broker's limit.
+const (
+	recordOverhead = 32
+	headerOverhead = 10
+)
+
+// recordSize bounds the bytes km takes inside a record batch.
+func recordSize(km kafka.Message) int {
+	n := recordOverhead + len(km.Key) + len(km.Value)
+	for _, h := range km.Headers {
+		n += headerOverhead + len(h.Key) + len(h.Value)
+	}
+	return n
+}
+
+// partition is the records of one Publish bound for one partition, in the
+// order given, cut into chunks of at most maxRequestBytes each (a record
+// larger than that is a chunk of its own).
+type partition struct {
+	topic  string
+	id     int
+	leader int
+	chunks []*chunk
+}
+
+// chunk is consecutive records of one partition that go in one request.
+type chunk struct {
+	part    *partition
+	records []kafka.Record
+	bytes   int
+}
+
+// add appends a record of size bytes to p, opening a chunk when the last
+// one is full.
+func (p *partition) add(r kafka.Record, size int) {
+	last := len(p.chunks) - 1
+	if last < 0 || p.chunks[last].bytes+size > maxRequestBytes {
+		p.chunks = append(p.chunks, &chunk{part: p})
+		last++
+	}
+	c := p.chunks[last]
+	c.records = append(c.records, r)
+	c.bytes += size
+}
+
+// route assigns each record its partition (kafka-go's Hash balancer on the
+// key) and returns the partitions touched, in order of first use. It fails,
+// sending nothing, when a topic is empty or unknown.
+func (p *Producer) route(ctx context.Context, msgs []Message) ([]*partition, error) {
+	type tp struct {
+		topic string
+		id    int
+	}
+	open := map[tp]*partition{}
+	var out []*partition
+	now := time.Now()
+	for i, m := range msgs {
+		if m.Topic == "" {
+			return nil, fmt.Errorf("publish message %d key=%s: empty topic", i, m.Key)
+		}
+		km := p.cfg.toKafka(m)
+		tl, err := p.parts.layout(ctx, km.Topic)
+		if err != nil {
+			return nil, fmt.Errorf("publish topic=%s: %w", km.Topic, err)
+		}
+		k := tp{km.Topic, p.hash.Balance(km, tl.ids...)}
+		part := open[k]
+		if part == nil {
+			part = &partition{topic: k.topic, id: k.id, leader: tl.leaders[k.id]}
+			open[k] = part
+			out = append(out, part)
+		}
+		part.add(kafka.Record{Time: now, Key: kafka.NewBytes(km.Key), Value: kafka.NewBytes(km.Value), Headers: km.Headers}, recordSize(km))
+	}
+	return out, nil
+}
