@@ -86,6 +86,14 @@ func TestCLIApplyAndRunWatch(t *testing.T) {
 	require.Regexp(t, `run \S+ failed`, res.stdout)
 	require.Contains(t, res.stdout, "node b failed")
 
+	res = braid(t, s.cliEnv(), "run", bad, "--wait")
+	require.Equal(t, 1, res.code, "--wait: a failed run exits 1")
+	require.Regexp(t, `run \S+ failed`, res.stdout)
+	require.Contains(t, res.stdout, "node b failed")
+	res = braid(t, s.cliEnv(), "run", ok, "--wait", "--output", "json")
+	require.Equal(t, 0, res.code, "--wait: a succeeded run exits 0: %s", res.stderr)
+	require.Contains(t, res.stdout, `"status": "succeeded"`)
+
 	res = braid(t, s.cliEnv(), "run", ok)
 	require.Equal(t, 0, res.code)
 	runID := regexp.MustCompile(`run (\S+) started`).FindStringSubmatch(res.stdout)

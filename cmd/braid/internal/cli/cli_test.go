@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -110,6 +111,7 @@ func TestUsageErrors(t *testing.T) {
 		{"dev only what", []string{"dev", "--only", "api"}, `--only "api"`},
 		{"dev no workers", []string{"dev", "--workers", "0"}, "--workers 0"},
 		{"logs needs node", []string{"logs", "r"}, "usage: braid logs RUN NODE"},
+		{"watch and wait", []string{"run", "wf", "--watch", "--wait"}, "--watch and --wait exclude each other"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,4 +150,37 @@ func TestCancelRetryAndLogs(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, "out 1\n", res.stdout)
 	require.Equal(t, "err 1\n", res.stderr)
+}
+
+// TestRunWait starts a run with --wait: it asks GET /runs/{id}?wait= until
+// the run has ended, prints how it ended and exits 0 only on success.
+func TestRunWait(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		code   int
+	}{{"succeeded", 0}, {"failed", 1}} {
+		t.Run(tc.status, func(t *testing.T) {
+			states := newRunStates(runJSON("r1", "running", "running"), runJSON("r1", tc.status, tc.status))
+			var waits []string
+			var mu sync.Mutex
+			f := newFakeAPI(t, map[string]http.HandlerFunc{
+				"POST /workflows/wf/runs": reply(http.StatusAccepted, `{"run_id":"r1","workflow":"wf","version":1}`),
+				"GET /runs/r1": func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					waits = append(waits, r.URL.Query().Get("wait"))
+					mu.Unlock()
+					states.handle(w, r)
+				},
+			})
+			res := braid(t, f.env("k"), "", "run", "wf", "--wait")
+			require.Equal(t, tc.code, res.code, "stderr: %s", res.stderr)
+			require.Contains(t, res.stdout, "run r1 "+tc.status)
+			require.Equal(t, 2, states.count(), "one GET while running, one that saw the end")
+			mu.Lock()
+			defer mu.Unlock()
+			for _, w := range waits {
+				require.Equal(t, waitRound.String(), w)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/braidhq/braid/cmd/braid/internal/client"
 	"github.com/spf13/cobra"
@@ -14,12 +15,13 @@ type runFlags struct {
 	inputs    []string
 	inputJSON string
 	watch     bool
+	wait      bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run WORKFLOW [--input k=v ...] [--input-json '{...}'] [--watch]",
+		Use:   "run WORKFLOW [--input k=v ...] [--input-json '{...}'] [--watch | --wait]",
 		Short: "Start a run of a registered workflow, optionally watching it to the end",
 		Long: `run starts a run of the latest version of WORKFLOW and prints its id.
 
@@ -28,7 +30,10 @@ objects or arrays keep their type, anything else is a string. --input-json
 gives the whole input object; --input pairs override its keys.
 
 With --watch, run shows a live progress bar of the run's nodes and exits 0
-only when the run succeeded (1 when it failed or was cancelled).`,
+only when the run succeeded (1 when it failed or was cancelled). --wait
+does the same without the progress bar (for scripts): it blocks until the
+run ends (GET /runs/{id}?wait=), prints how it ended (the run as JSON with
+-o json) and sets the exit code the same way.`,
 		Args: exactArgs(1, "WORKFLOW"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.startRun(cmd.Context(), args[0], f)
@@ -38,11 +43,15 @@ only when the run succeeded (1 when it failed or was cancelled).`,
 	fl.StringArrayVarP(&f.inputs, "input", "i", nil, "input key=value; repeatable")
 	fl.StringVar(&f.inputJSON, "input-json", "", "input as a JSON object")
 	fl.BoolVarP(&f.watch, "watch", "w", false, "show live progress and exit 0 only if the run succeeds")
+	fl.BoolVar(&f.wait, "wait", false, "block until the run ends, print how it ended and exit 0 only if it succeeded")
 	return cmd
 }
 
 // startRun starts the run and, with --watch, follows it.
 func (a *app) startRun(ctx context.Context, workflow string, f runFlags) error {
+	if f.watch && f.wait {
+		return usageErrorf("--watch and --wait exclude each other: --watch shows progress, --wait only blocks")
+	}
 	input, err := buildInput(f.inputJSON, f.inputs)
 	if err != nil {
 		return err
@@ -54,6 +63,10 @@ func (a *app) startRun(ctx context.Context, workflow string, f runFlags) error {
 	id, err := c.StartRun(ctx, workflow, input)
 	if err != nil {
 		return err
+	}
+	if f.wait {
+		fmt.Fprintf(a.errOut, "run %s started (workflow %s)\n", id, workflow)
+		return a.awaitRun(ctx, c, id)
 	}
 	if !f.watch {
 		if a.json() {
@@ -75,6 +88,43 @@ func (a *app) watchRun(ctx context.Context, c *client.Client, id string) error {
 	if err != nil {
 		return fmt.Errorf("watch run %s: %w", id, err)
 	}
+	return a.reportEnd(run)
+}
+
+// waitRound is how long one GET /runs/{id}?wait= of --wait may wait: less
+// than the client's request timeout (client.DefaultTimeout).
+const waitRound = 20 * time.Second
+
+// awaitRun blocks until run id has ended, asking the api to answer when it
+// does (GET /runs/{id}?wait=) in rounds of waitRound, and then reports it
+// like watchRun. Transient errors are retried (maxGetFailures in a row,
+// pollInterval apart); a 4xx answer is not.
+func (a *app) awaitRun(ctx context.Context, c *client.Client, id string) error {
+	for failures := 0; ; {
+		run, _, err := c.WaitRun(ctx, id, waitRound)
+		switch {
+		case err == nil && terminalRun(run.Status):
+			return a.reportEnd(run)
+		case err == nil:
+			failures = 0
+			continue
+		case fatal(err) || failures+1 >= maxGetFailures:
+			return fmt.Errorf("wait for run %s: %w", id, err)
+		}
+		failures++
+		t := time.NewTimer(pollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("wait for run %s: %w", id, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// reportEnd prints how run ended (as JSON with --json) and sets the exit
+// code: 0 only when it succeeded.
+func (a *app) reportEnd(run client.Run) error {
 	if a.json() {
 		if err := a.writeJSON(run); err != nil {
 			return err

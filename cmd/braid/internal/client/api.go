@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // Apply registers a workflow definition: POST /workflows.
@@ -80,6 +81,14 @@ func (c *Client) ListRuns(ctx context.Context, f RunFilter) (RunPage, json.RawMe
 func (c *Client) GetRun(ctx context.Context, id string) (Run, json.RawMessage, error) {
 	var run Run
 	raw, err := c.doJSON(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, &run)
+	return run, raw, err
+}
+
+// WaitRun reads a run once it has ended, or after wait with the run as it
+// is then: GET /runs/{id}?wait=. Keep wait under Config.Timeout.
+func (c *Client) WaitRun(ctx context.Context, id string, wait time.Duration) (Run, json.RawMessage, error) {
+	var run Run
+	raw, err := c.doJSON(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"?wait="+url.QueryEscape(wait.String()), nil, &run)
 	return run, raw, err
 }
 
