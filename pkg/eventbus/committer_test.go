@@ -69,12 +69,7 @@ func TestCommitterCloseCommitsAtOnce(t *testing.T) {
 	t.Parallel()
 	k := testinfra.StartKafka(t)
 	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	p := b.producer(t)
-	msgs := make([]Message, 6)
-	for i := range msgs {
-		msgs[i] = result(t, "run-1", i)
-	}
-	require.NoError(t, p.Publish(testCtx(t), msgs...))
+	publishResults(t, b.producer(t), "run-1", 6)
 	group := testinfra.UniqueName(t, "g")
 	c := b.consumer(t, group, eventsv1.TopicTaskComplete)
 	got := fetchN(t, c, 6)

@@ -188,12 +188,7 @@ func testGroupSplitAndLeave(t *testing.T, k *testinfra.Kafka) {
 // committed record; uncommitted records are delivered again.
 func testCommitResume(t *testing.T, k *testinfra.Kafka) {
 	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	p := b.producer(t)
-	msgs := make([]Message, 10)
-	for i := range msgs {
-		msgs[i] = result(t, "run-1", i)
-	}
-	require.NoError(t, p.Publish(testCtx(t), msgs...))
+	publishResults(t, b.producer(t), "run-1", 10)
 	group := testinfra.UniqueName(t, "g")
 
 	c1, err := NewConsumer(b.cfg, group, eventsv1.TopicTaskComplete)

@@ -69,6 +69,17 @@ func result(t *testing.T, run string, i int) Message {
 	return m
 }
 
+// publishResults publishes n results of run (attempts 0..n-1) and returns them.
+func publishResults(t *testing.T, p *Producer, run string, n int) []Message {
+	t.Helper()
+	msgs := make([]Message, n)
+	for i := range msgs {
+		msgs[i] = result(t, run, i)
+	}
+	require.NoError(t, p.Publish(testCtx(t), msgs...))
+	return msgs
+}
+
 // attempt decodes the attempt number of a result message.
 func attempt(t *testing.T, m Message) int {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -68,6 +69,59 @@ func (c *client) do(t *testing.T, r req, strict bool) response {
 		validateResponse(t, input, out)
 	}
 	return out
+}
+
+// inFlight is a request sent by send whose answer has not been read yet.
+type inFlight struct {
+	input   *openapi3filter.RequestValidationInput
+	checked bool
+	done    chan inFlightAnswer
+}
+
+type inFlightAnswer struct {
+	resp response
+	err  error
+}
+
+// send sends r (checked against the OpenAPI document) from another
+// goroutine and returns at once; read the answer with run. Nothing in the
+// goroutine can fail the test: run checks what it got.
+func (c *client) send(t *testing.T, r req) *inFlight {
+	t.Helper()
+	hr := c.request(t, r)
+	input, ok := validateRequest(t, hr, bodyBytes(t, r.body), !r.malformed)
+	f := &inFlight{input: input, checked: ok, done: make(chan inFlightAnswer, 1)}
+	go func() {
+		resp, err := c.hc.Do(hr)
+		if err != nil {
+			f.done <- inFlightAnswer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		f.done <- inFlightAnswer{resp: response{Status: resp.StatusCode, Header: resp.Header, Body: body}, err: err}
+	}()
+	return f
+}
+
+// run waits (at most 30 s after what) for f's answer, checks it against
+// the OpenAPI document, requires a 200 and returns the run it holds.
+func (f *inFlight) run(t *testing.T, what string) runView {
+	t.Helper()
+	select {
+	case a := <-f.done:
+		require.NoError(t, a.err)
+		if f.checked {
+			validateResponse(t, f.input, a.resp)
+		}
+		require.Equal(t, http.StatusOK, a.resp.Status, "%s", a.resp.Body)
+		var v runView
+		a.resp.json(t, &v)
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no answer within 30s after %s", what)
+		return runView{}
+	}
 }
 
 // quiet sends r like do, for polling loops.

@@ -52,24 +52,14 @@ func TestRunWaitWokenByAnnouncement(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{waitRecheck: time.Hour})
 	name, _ := e.register(`{"name":"announced","nodes":[{"id":"a","handler":"noop"}]}`)
-	answer := make(chan response, 1)
-	go func() {
-		answer <- e.client.do(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"}, true)
-	}()
+	answer := e.client.send(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"})
 	id := e.onlyRun(name)
 	e.waitForWaiters(1)
 	e.waitSubscribed()
 	e.endRun(id, "succeeded")
-	select {
-	case resp := <-answer:
-		require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
-		var v runView
-		resp.json(t, &v)
-		require.Equal(t, id, v.ID)
-		require.Equal(t, "succeeded", v.Status)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting request did not answer within 30s of the announcement")
-	}
+	v := answer.run(t, "the announcement")
+	require.Equal(t, id, v.ID)
+	require.Equal(t, "succeeded", v.Status)
 	require.Equal(t, 0, e.waiters(), "the waiter is gone once answered")
 }
 
@@ -80,19 +70,10 @@ func TestRunWaitRereadsWithoutAnnouncement(t *testing.T) {
 	e := setup(t, envOpts{waitRecheck: 50 * time.Millisecond})
 	name, _ := e.register(`{"name":"unannounced","nodes":[{"id":"a","handler":"noop"}]}`)
 	id := e.startRun(name, nil, nil)
-	answer := make(chan response, 1)
-	go func() { answer <- e.client.do(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"}, true) }()
+	answer := e.client.send(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"})
 	e.waitForWaiters(1)
 	require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), statestore.FieldStatus, "failed").Err())
-	select {
-	case resp := <-answer:
-		require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
-		var v runView
-		resp.json(t, &v)
-		require.Equal(t, "failed", v.Status)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiting request did not re-read the run within 30s")
-	}
+	require.Equal(t, "failed", answer.run(t, "the run ended unannounced").Status)
 }
 
 // TestRunWaitOver answers a run that does not end within the wait: 202
@@ -142,8 +123,7 @@ func TestRunWaitLimit(t *testing.T) {
 	e := setup(t, envOpts{maxWaiters: 1, waitRecheck: time.Hour})
 	name, _ := e.register(`{"name":"crowded","nodes":[{"id":"a","handler":"noop"}]}`)
 	id := e.startRun(name, nil, nil)
-	answer := make(chan response, 1)
-	go func() { answer <- e.client.do(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"}, true) }()
+	answer := e.client.send(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"})
 	e.waitForWaiters(1)
 	resp := e.must(req{method: "POST", path: "/workflows/" + name + "/runs?wait=5s"}, http.StatusServiceUnavailable)
 	require.Equal(t, "1", resp.Header.Get("Retry-After"))
@@ -154,15 +134,7 @@ func TestRunWaitLimit(t *testing.T) {
 	require.Equal(t, int64(1), n, "the refused request started no run")
 
 	require.NoError(t, e.api.Close())
-	select {
-	case resp := <-answer:
-		require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
-		var v runView
-		resp.json(t, &v)
-		require.Equal(t, "pending", v.Status)
-	case <-time.After(30 * time.Second):
-		t.Fatal("a waiting request was not answered within 30s of the api shutting down")
-	}
+	require.Equal(t, "pending", answer.run(t, "the api shut down").Status)
 }
 
 // onlyRun waits for the one run of workflow name to be recorded and returns its id.
