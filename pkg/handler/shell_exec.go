@@ -64,7 +64,9 @@ func (h *shellHandler) command(ctx context.Context, task *worker.Task, c shellCo
 		shell = h.cfg.ShellPath
 	}
 	cmd := exec.CommandContext(ctx, shell, "-c", c.Command)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: the shell dies with the worker (kill -9 included); what it
+	// started is reaped by the worker's next start (ReapOrphans).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error {
 		killGroup(cmd.Process.Pid)
 		return nil
@@ -97,6 +99,7 @@ func (h *shellHandler) environ(task *worker.Task, extra scalarMap) []string {
 		"BRAID_NODE_ID="+task.NodeID,
 		"BRAID_ATTEMPT="+strconv.Itoa(task.Attempt),
 		"BRAID_IDEMPOTENCY_KEY="+task.IdempotencyKey,
+		WorkerEnv+"="+task.WorkerID,
 	)
 	for k, v := range extra {
 		env = append(env, k+"="+v)

@@ -34,6 +34,15 @@ type NodeRecord struct {
 	Deadline int64 `json:"d,omitempty"`
 	// WakeAt is when a running built-in wait node wakes and succeeds (0 = not asleep).
 	WakeAt int64 `json:"wk,omitempty"`
+	// Lost counts how often the current attempt was lost with its worker
+	// (killed, gone, claim lapsed) and dispatched again unchanged.
+	Lost int `json:"l,omitempty"`
+	// Past are the earlier runs of this node instance that ended without
+	// being the record's current attempt: failed attempts that were
+	// retried, attempts lost with their worker or handed back, and what a
+	// retry or rerun reset. Oldest first, at most PastCap; empty on the
+	// happy path, so a node that succeeds first time pays nothing for it.
+	Past []PastAttempt `json:"h,omitempty"`
 	// FanOutCounts tally a launched fan-out node's instances (zero for plain nodes
 	// and for instance records).
 	FanOutCounts

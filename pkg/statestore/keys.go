@@ -58,7 +58,8 @@ func (k Keys) Items(run, node string) string { return k.runKey(run, "items:"+nod
 // History is the run's capped list of notable events (failed attempts, late or duplicate results).
 func (k Keys) History(run string) string { return k.runKey(run, "hist") }
 
-// Claim is the claim (and heartbeat) key of one attempt: value worker id, TTL = heartbeat timeout.
+// Claim is the claim (and heartbeat) key of one attempt: value the holder
+// (runstate.Holder: "<incarnation>/<worker id>"), TTL = heartbeat timeout.
 func (k Keys) Claim(run, node string, inst, attempt int) string {
 	return k.runKey(run, "claim:"+node+":"+strconv.Itoa(inst)+":"+strconv.Itoa(attempt))
 }
@@ -112,6 +113,18 @@ func (k Keys) ScheduleDue() string { return k.scheduleKey("due") }
 
 // Workers is the hash of live workers (field worker id → JSON status).
 func (k Keys) Workers() string { return k.base() + "workers" }
+
+// WorkerLive is one worker id's liveness key: value the incarnation (one
+// per process start) that is alive under that id, TTL the worker's
+// liveness timeout, renewed several times per TTL. A claim whose holder's
+// incarnation is not the one stored here belongs to a worker that is gone.
+func (k Keys) WorkerLive(id string) string { return k.base() + "live:" + id }
+
+// WorkerChannel is the pub/sub channel on which a worker announces that it
+// started (message: its worker id), so that the maintenance leader
+// reconciles at once what a killed predecessor under the same id left
+// behind. Delivery is best effort: the periodic pass covers a lost one.
+func (k Keys) WorkerChannel() string { return k.base() + "workers:started" }
 
 // Idempotency is the key remembering one Idempotency-Key sent to start a run
 // of workflow (value: whatever the api stored, e.g. the run id). The client's

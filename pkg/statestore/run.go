@@ -55,6 +55,17 @@ type RunWrite struct {
 	// refuse any other — so deleting it here frees its memory at once
 	// instead of when its TTL (the heartbeat timeout) runs out.
 	Ended []Attempt
+	// Orphans are claims of attempts declared lost, held by worker
+	// incarnations that are gone: each is deleted in the same step if it
+	// still holds that holder, so the attempt's new dispatch can be claimed
+	// (a claim some live worker took meanwhile is left alone).
+	Orphans []OrphanedClaim
+}
+
+// OrphanedClaim is a claim to delete if its value is still Holder.
+type OrphanedClaim struct {
+	Attempt Attempt
+	Holder  string
 }
 
 // FanOutWrite is one fan-out node's share of a RunWrite.
@@ -81,12 +92,14 @@ const (
 //
 //	KEYS[1] fence  KEYS[2] run  KEYS[3] nodes  KEYS[4] outputs  KEYS[5] history
 //	KEYS[6+3k..8+3k] fan-out node k's instances hash, instance outputs hash, items list
-//	KEYS[6+3n..] claim keys of ended attempts (n = number of fan-out sections), deleted
+//	KEYS[6+3n..] claim keys of ended attempts (n = number of fan-out sections), deleted,
+//	  then the m orphaned claim keys, each deleted only if it holds its holder
 //	ARGV[1] fence token  ARGV[2] create (0|1)  ARGV[3] history cap
 //	ARGV[4..8] counts: run field pairs, node pairs, output pairs, cleared outputs, history lines
 //	ARGV[9] number of fan-out sections
 //	ARGV[10..] the pairs and lists, in that order, then per fan-out section:
-//	  reset (0|1), instance pairs, output pairs, items, followed by those
+//	  reset (0|1), instance pairs, output pairs, items, followed by those;
+//	  then m, followed by the m orphaned claims' holders
 //	returns 1 applied, 0 stale fence, 2 create refused (the run was already started)
 //
 // Idempotent: every write is an overwrite of the same values, and a replay
@@ -144,7 +157,12 @@ for k = 0, tonumber(ARGV[9]) - 1 do
   end
   pos = pos + nl
 end
-for i = 6 + 3 * tonumber(ARGV[9]), lastKey do redis.call('DEL', KEYS[i]) end
+local orphans = tonumber(ARGV[pos])
+local firstOrphan = lastKey - orphans + 1
+for i = 6 + 3 * tonumber(ARGV[9]), firstOrphan - 1 do redis.call('DEL', KEYS[i]) end
+for j = 0, orphans - 1 do
+  if redis.call('GET', KEYS[firstOrphan + j]) == ARGV[pos + 1 + j] then redis.call('DEL', KEYS[firstOrphan + j]) end
+end
 return done(1)
 `
 
@@ -158,9 +176,9 @@ func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) 
 // writeArgs lays w out as applyScript's KEYS and ARGV, with room for extra
 // more of each after them.
 func (k Keys) writeArgs(w RunWrite, extra int) (keys []string, args []any) {
-	keys = make([]string, 0, 5+3*len(w.FanOuts)+len(w.Ended)+extra)
+	keys = make([]string, 0, 5+3*len(w.FanOuts)+len(w.Ended)+len(w.Orphans)+extra)
 	keys = append(keys, k.Fence(w.Run), k.Run(w.Run), k.Nodes(w.Run), k.Outputs(w.Run), k.History(w.Run))
-	args = make([]any, 0, 9+2*(len(w.RunFields)+len(w.Nodes)+len(w.Outputs))+len(w.ClearOutputs)+len(w.History)+extra)
+	args = make([]any, 0, 10+2*(len(w.RunFields)+len(w.Nodes)+len(w.Outputs))+len(w.ClearOutputs)+len(w.History)+len(w.Orphans)+extra)
 	args = append(args, strconv.FormatInt(w.Fence, 10), boolArg(w.Create), HistoryCap,
 		len(w.RunFields), len(w.Nodes), len(w.Outputs), len(w.ClearOutputs), len(w.History), len(w.FanOuts))
 	for f, v := range w.RunFields {
@@ -184,6 +202,12 @@ func (k Keys) writeArgs(w RunWrite, extra int) (keys []string, args []any) {
 	}
 	for _, a := range w.Ended {
 		keys = append(keys, k.Claim(a.Run, a.Node, a.Instance, a.Attempt))
+	}
+	args = append(args, len(w.Orphans))
+	for _, o := range w.Orphans {
+		a := o.Attempt
+		keys = append(keys, k.Claim(a.Run, a.Node, a.Instance, a.Attempt))
+		args = append(args, o.Holder)
 	}
 	return keys, args
 }

@@ -28,6 +28,7 @@ const (
 	DefaultLogLinesCap       = 1000
 	DefaultLogFlushInterval  = time.Second
 	DefaultDrainTimeout      = 20 * time.Second
+	DefaultLivenessTimeout   = 5 * time.Second
 )
 
 // MaxLogLineBytes caps the text of one attempt log line; longer lines are cut.
@@ -75,6 +76,14 @@ type Config struct {
 	// appended to Redis (they are always flushed before the result is
 	// published). Default 1s.
 	LogFlushInterval time.Duration
+	// LivenessTimeout is how long after its last liveness renewal a worker
+	// counts as dead: its attempts are then lost and dispatched again
+	// elsewhere, without consuming a retry. The worker renews it four times
+	// per timeout, independently of its tasks, so only a dead, frozen or
+	// partitioned process misses it. Shorter detects a killed worker sooner;
+	// longer tolerates longer stalls (a stalled worker that comes back finds
+	// its attempts taken over and stops them). Default 5s.
+	LivenessTimeout time.Duration
 	// DrainTimeout bounds, on shutdown, how long in-flight attempts may run
 	// before they are cancelled and handed back. Default 20s.
 	DrainTimeout time.Duration
@@ -94,6 +103,7 @@ func (c Config) withDefaults() Config {
 	c.LogLinesCap = cmp.Or(c.LogLinesCap, DefaultLogLinesCap)
 	c.LogFlushInterval = cmp.Or(c.LogFlushInterval, DefaultLogFlushInterval)
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
+	c.LivenessTimeout = cmp.Or(c.LivenessTimeout, DefaultLivenessTimeout)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c
@@ -119,7 +129,7 @@ func (c Config) validate() error {
 	errs = append(errs, positive("Concurrency", c.Concurrency), positive("MaxInlineOutput", c.MaxInlineOutput),
 		positive("LogLinesCap", c.LogLinesCap), positive("HeartbeatInterval", c.HeartbeatInterval),
 		positive("StartNotice", c.StartNotice), positive("LogFlushInterval", c.LogFlushInterval),
-		positive("DrainTimeout", c.DrainTimeout))
+		positive("DrainTimeout", c.DrainTimeout), positive("LivenessTimeout", c.LivenessTimeout))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker config: %w", err)
 	}
@@ -131,6 +141,13 @@ func positive[T int | time.Duration](name string, v T) error {
 		return fmt.Errorf("%s must be positive, got %v", name, v)
 	}
 	return nil
+}
+
+// newIncarnation is a random token naming one start of a worker process.
+func newIncarnation() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b[:])
 }
 
 // defaultID is "<hostname>-<pid>-<8 random hex digits>".

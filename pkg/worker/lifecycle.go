@@ -27,6 +27,7 @@ type running struct {
 	pubDone    <-chan struct{}
 	stopMaint  context.CancelFunc
 	maintDone  <-chan struct{}
+	liveDone   <-chan struct{}
 }
 
 // start launches the executors, the publisher and the maintenance loop.
@@ -38,7 +39,9 @@ func (w *Worker) start(ctx context.Context, prod *eventbus.Producer, cons *event
 	pubCtx, stopPub := context.WithCancel(w.base)
 	maintCtx, stopMaint := context.WithCancel(w.base)
 	w.maintCtx = maintCtx
+	w.announce()
 	return &running{
+		liveDone: goDone(func() { w.keepLiving(maintCtx) }),
 		prod: prod, cons: cons,
 		cancelExec: cancelExec, execDone: w.startExecutors(),
 		stopPub: stopPub, pubDone: goDone(func() { w.publishLoop(pubCtx, prod) }),
@@ -86,6 +89,8 @@ func (w *Worker) shutdown(r *running) {
 	}
 	r.stopMaint()
 	<-r.maintDone
+	<-r.liveDone
+	w.dropLiveness()
 	r.cancelExec(errShutdown)
 	r.stopPub()
 	if err := r.prod.Close(); err != nil {

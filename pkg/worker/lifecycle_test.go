@@ -52,7 +52,7 @@ func TestHeartbeatStopsCancelledAttempt(t *testing.T) {
 	waitChan(t, h.started, "handler start")
 
 	claim := b.keys.Claim("run1", "a", 0, 1)
-	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
+	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), claim).Val())
 	b.putNode("run1", "a", 0, `{"s":"cancelled","a":1}`)
 
 	cause := waitChan(t, h.cause, "handler cancellation") // within a few heartbeat intervals
@@ -88,7 +88,7 @@ func TestHeartbeatKeepsClaimAlive(t *testing.T) {
 		last = ttl
 	}
 	require.Equal(t, 3, refreshes, "claim TTL never refreshed")
-	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
+	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), claim).Val())
 }
 
 // TestHeartbeatFollowsShortHeartbeatTimeout gives the worker an hour-long
@@ -117,7 +117,7 @@ func TestHeartbeatFollowsShortHeartbeatTimeout(t *testing.T) {
 		last = ttl
 	}
 	require.Equal(t, 3, refreshes, "claim TTL never refreshed")
-	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
+	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), claim).Val())
 }
 
 func TestShutdownHandsBackUnfinishedAttempt(t *testing.T) {
@@ -130,7 +130,7 @@ func TestShutdownHandsBackUnfinishedAttempt(t *testing.T) {
 	b.dispatch(b.queued("run1", "a", "block", `{}`))
 	waitChan(t, h.started, "handler start")
 	claim := b.keys.Claim("run1", "a", 0, 1)
-	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), claim).Val())
+	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), claim).Val())
 	require.Eventually(t, func() bool {
 		return b.rdb.HExists(context.Background(), b.keys.Workers(), b.w.ID()).Val()
 	}, within, tick)

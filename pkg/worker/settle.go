@@ -167,7 +167,7 @@ func heartbeatTimeout(d *eventsv1.TaskDispatch) time.Duration {
 func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) ([]statestore.Claimed, bool) {
 	for try := 0; ; try++ {
 		cctx, cancel := w.io()
-		res, err := w.keys.ClaimAttempts(cctx, w.rdb, reqs, w.cfg.ID)
+		res, err := w.keys.ClaimAttempts(cctx, w.rdb, reqs, w.holder.String())
 		cancel()
 		if err == nil {
 			return res, true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
@@ -26,6 +27,10 @@ type Worker struct {
 	rdb      redis.UniversalClient
 	keys     statestore.Keys
 	handlers []string // sorted names, for the registry and logs
+	// holder is the value of this process's claims: its incarnation and id
+	// (runstate.Holder). A restart under the same id is a new incarnation,
+	// which makes the old one's claims recognisably orphaned.
+	holder runstate.Holder
 
 	slots    chan struct{} // one token per free executor
 	work     chan *attempt // claimed attempts for the executors
@@ -61,6 +66,7 @@ func New(cfg Config) (*Worker, error) {
 	slices.Sort(names)
 	w := &Worker{
 		cfg: cfg, rdb: cfg.Redis, keys: cfg.Keys, handlers: names,
+		holder:   runstate.Holder{Incarnation: newIncarnation(), Worker: cfg.ID},
 		log:      cfg.Logger.With(keyComponent, "worker", keyWorker, cfg.ID),
 		slots:    make(chan struct{}, cfg.Concurrency),
 		work:     make(chan *attempt, cfg.Concurrency),
@@ -76,6 +82,10 @@ func New(cfg Config) (*Worker, error) {
 
 // ID returns the worker's id (Config.ID or the generated default).
 func (w *Worker) ID() string { return w.cfg.ID }
+
+// Holder returns the value this process stores in the claims it holds:
+// its incarnation and id (runstate.Holder).
+func (w *Worker) Holder() string { return w.holder.String() }
 
 // Run consumes and executes dispatches until ctx is done, then shuts down
 // gracefully (see the package doc) and returns nil. Shutting down takes at

@@ -84,7 +84,7 @@ func TestFetchedBatchIsClaimedAndSettledInOrder(t *testing.T) {
 	require.EqualValues(t, 2, calls.Load(), "a duplicated dispatch ran twice, or a stale one ran")
 	require.Len(t, b.resultsOf("run1", "a"), 1)
 	require.EqualValues(t, 1, b.w.Stats().NoHandler)
-	require.Equal(t, b.w.ID(), b.rdb.Get(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Val())
+	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Val())
 }
 
 func TestDispatchOfStaleAttemptIsDropped(t *testing.T) {

@@ -116,7 +116,10 @@ func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, e Contr
 	for _, i := range nodes {
 		n := &r.Nodes[i]
 		fc := r.resetFan(i, keepInstances[i], now, eff)
-		*n = runstate.NodeRecord{State: n.State, Attempt: n.Attempt, FanOutCounts: fc}
+		if n.State != runstate.NodePending {
+			n.EndRun(runstate.OutcomeReset, n.Error, now)
+		}
+		*n = runstate.NodeRecord{State: n.State, Attempt: n.Attempt, Past: n.Past, FanOutCounts: fc}
 		r.transition(i, runstate.NodePending, why, now, eff)
 		if r.Outputs[i] != nil {
 			r.Outputs[i] = nil

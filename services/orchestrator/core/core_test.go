@@ -273,17 +273,29 @@ func TestReconcileRepairs(t *testing.T) {
 	late := int64(1000) + RedispatchAfter.Milliseconds() + 1
 	eff := &Effects{}
 	r.Apply(Reconcile{Now: late, Claimed: map[int]bool{}}, eff)
-	require.Equal(t, runstate.NodeRetryWait, state(r, "A"))
-	require.Contains(t, r.Nodes[0].Error, "heartbeat timeout: worker w1")
+	// A's attempt was lost, not failed: the same attempt is sent again and
+	// its loss is in the attempt's past.
+	require.Equal(t, runstate.NodeQueued, state(r, "A"))
+	require.Equal(t, 1, r.Nodes[0].Attempt)
+	require.Equal(t, 1, r.Nodes[0].Lost)
+	require.Equal(t, []runstate.PastAttempt{{Attempt: 1, Outcome: runstate.OutcomeLost, Worker: "w1", QueuedAt: 1000, EndedAt: late,
+		Error: "lost: worker w1 stopped responding"}}, r.Nodes[0].Past)
 	// B's dispatch was never claimed for longer than RedispatchAfter: sent again, same attempt.
-	require.Len(t, eff.Dispatches, 1)
-	require.Equal(t, "B", r.NodeID(eff.Dispatches[0].Node))
+	require.Equal(t, []string{"A", "B"}, dispatched(r, eff))
 	require.Equal(t, 1, eff.Dispatches[0].Attempt)
+	require.Equal(t, 1, eff.Dispatches[1].Attempt)
+	// A fails for real this time: the retry policy applies.
+	r.Apply(Result{Now: late + 10, Node: "A", Attempt: 1, Status: ResultFailed, Error: "boom", Worker: "w2"}, &Effects{})
+	require.Equal(t, runstate.NodeRetryWait, state(r, "A"))
 	// The retry timer was lost: the next pass fires the overdue retry.
 	eff = &Effects{}
 	r.Apply(Reconcile{Now: late + 60_000, Claimed: map[int]bool{1: true}}, eff)
 	require.Equal(t, []string{"A"}, dispatched(r, eff))
 	require.Equal(t, 2, r.Nodes[0].Attempt)
+	require.Zero(t, r.Nodes[0].Lost, "a new attempt starts with no losses")
+	require.Len(t, r.Nodes[0].Past, 2)
+	require.Equal(t, runstate.OutcomeFailed, r.Nodes[0].Past[1].Outcome)
+	require.Equal(t, "boom", r.Nodes[0].Past[1].Error)
 	// A claimed attempt is left alone.
 	eff = &Effects{}
 	r.Apply(Reconcile{Now: late + 120_000, Claimed: map[int]bool{0: true, 1: true}}, eff)

@@ -43,7 +43,7 @@ func (r *Run) queue(i int, now int64, eff *Effects) bool {
 		r.fail(i, err.Error(), now, eff)
 		return false
 	}
-	n.QueuedAt, n.StartedAt, n.FinishedAt, n.Worker, n.RetryAt, n.Deadline = now, 0, 0, "", 0, 0
+	n.QueuedAt, n.StartedAt, n.FinishedAt, n.Worker, n.RetryAt, n.Deadline, n.Lost = now, 0, 0, "", 0, 0, 0
 	builtin := r.builtin(i) != ""
 	if node.Timeout > 0 {
 		n.Deadline = now + ms(node.Timeout)

@@ -27,6 +27,12 @@ type Effects struct {
 	Changes []Change
 	// History records notable events that did not change state (late results...).
 	History []string
+	// Orphans are claims of lost attempts, held by worker incarnations that
+	// are gone: the write deletes each if it still holds that holder, so
+	// that the attempt's new dispatch can be claimed.
+	Orphans []OrphanClaim
+	// Lost counts attempts declared lost with their worker (for metrics).
+	Lost int
 	// FanOut holds what changed in fan-out nodes' per-instance storage.
 	FanOut FanOutEffects
 
@@ -41,7 +47,7 @@ func (e *Effects) RunStatusChanged() bool { return e.rChange }
 // Empty reports whether there is nothing to persist or publish.
 func (e *Effects) Empty() bool {
 	return !e.RunChanged && len(e.Nodes) == 0 && len(e.Dispatches) == 0 && len(e.History) == 0 && len(e.Timers) == 0 &&
-		e.FanOut.empty()
+		len(e.Orphans) == 0 && e.FanOut.empty()
 }
 
 // Dispatch is one attempt to send to a worker.
@@ -55,6 +61,17 @@ type Dispatch struct {
 	IdempotencyKey   string
 	TimeoutMs        int64
 	HeartbeatTimeout int64
+}
+
+// OrphanClaim is the claim of a lost attempt, to delete if its value is
+// still Holder.
+type OrphanClaim struct {
+	Node     int
+	Instance int
+	// FanOut marks an instance of a fan-out node (Instance is its index).
+	FanOut  bool
+	Attempt int
+	Holder  string
 }
 
 // TimerArm is a durable timer to arm at At (Unix ms).

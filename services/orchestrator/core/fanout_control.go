@@ -90,9 +90,8 @@ func (r *Run) repairFan(i int, e Reconcile, eff *Effects) bool {
 		case rec.State.InFlight() && rec.Deadline > 0 && e.Now >= rec.Deadline:
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s instance %d attempt %d passed its deadline", id, idx, rec.Attempt))
 			r.instanceAttemptFailed(i, idx, fmt.Sprintf("timed out after %s (no result from the worker)", r.Plan.Graph.Def.Nodes[i].Timeout), false, e.Now, eff)
-		case rec.State == runstate.NodeRunning && !e.Instances[slot]:
-			eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s instance %d attempt %d lost its worker %s", id, idx, rec.Attempt, rec.Worker))
-			r.instanceAttemptFailed(i, idx, fmt.Sprintf("heartbeat timeout: worker %s stopped responding", rec.Worker), false, e.Now, eff)
+		case rec.State == runstate.NodeRunning && !e.Instances[slot], rec.State == runstate.NodeQueued && e.instanceOrphaned(slot):
+			r.instanceLost(i, idx, e, eff)
 		case rec.State == runstate.NodeQueued && e.redispatchDue(rec.QueuedAt, e.Instances[slot]) && r.dispatching():
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s instance %d attempt %d%s", id, idx, rec.Attempt, e.redispatchNote()))
 			r.redispatchInstance(i, idx, e.Now, eff)

@@ -46,7 +46,7 @@ func (r *Run) startInstance(i, idx int, now int64, eff *Effects) {
 		f.insts[idx] = rec
 	}
 	rec.Attempt++
-	rec.QueuedAt, rec.StartedAt, rec.FinishedAt, rec.Worker, rec.RetryAt, rec.Deadline = now, 0, 0, "", 0, 0
+	rec.QueuedAt, rec.StartedAt, rec.FinishedAt, rec.Worker, rec.RetryAt, rec.Deadline, rec.Lost = now, 0, 0, "", 0, 0, 0
 	cfg, err := r.instanceConfig(i, idx)
 	if err != nil {
 		r.instanceFailed(i, idx, err.Error(), now, eff)
@@ -178,6 +178,7 @@ func (r *Run) instanceAttemptFailed(i, idx int, msg string, permanent bool, now 
 	rec.Error, rec.Deadline = msg, 0
 	eff.History = append(eff.History, fmt.Sprintf("node %s instance %d attempt %d failed: %s", node.ID, idx, rec.Attempt, msg))
 	if !permanent && rec.Attempt < node.Retry.Attempts() && r.Status == runstate.RunRunning {
+		rec.EndRun(runstate.OutcomeFailed, msg, now)
 		delay := node.Retry.Delay(rec.Attempt, jitter(r.ID, node.ID+"#"+strconv.Itoa(idx), rec.Attempt))
 		rec.RetryAt = now + delay.Milliseconds()
 		r.instTransition(i, idx, runstate.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", rec.Attempt, msg, rec.RetryAt), now, eff)

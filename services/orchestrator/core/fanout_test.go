@@ -195,16 +195,18 @@ func TestFanOutCancelAndReconcile(t *testing.T) {
 	eff := &Effects{}
 	now := int64(3000) + RedispatchAfter.Milliseconds()
 	r.Apply(Reconcile{Now: now, Instances: map[Slot]bool{{i, 1}: true}}, eff)
-	require.Equal(t, runstate.NodeFailed, r.fans[i].insts[0].State, "no retry policy: the instance fails")
-	require.Equal(t, []int{2, 3}, instances(eff), "instance 2 re-sent, instance 3 takes the freed slot")
+	require.Equal(t, runstate.NodeQueued, r.fans[i].insts[0].State, "lost, not failed: the same attempt again")
+	require.Equal(t, 1, r.fans[i].insts[0].Lost)
+	require.Equal(t, []int{0, 2}, instances(eff), "instance 0 re-sent after its loss, instance 2 because it was never claimed")
 	require.Equal(t, 1, eff.Dispatches[0].Attempt)
+	require.Equal(t, 1, eff.Dispatches[1].Attempt)
 
 	eff = &Effects{}
 	r.Apply(Control{Now: now + 1, Action: ControlCancel}, eff)
 	require.Equal(t, runstate.RunCancelled, r.Status)
 	f := r.Nodes[i]
 	require.Equal(t, runstate.NodeCancelled, f.State)
-	require.Equal(t, runstate.FanOutCounts{FanOut: true, Count: 5, Next: 4, Failed: 1, Cancelled: 3}, f.FanOutCounts)
+	require.Equal(t, runstate.FanOutCounts{FanOut: true, Count: 5, Next: 3, Cancelled: 3}, f.FanOutCounts)
 	require.Len(t, eff.FanOut.Instances, 3)
 	for s, rec := range eff.FanOut.Instances {
 		require.Equal(t, runstate.NodeCancelled, rec.State, "instance %d", s.Instance)

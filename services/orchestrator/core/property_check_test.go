@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/runstate"
@@ -103,6 +104,12 @@ func (s *sim) checkState() error {
 		if n.ParentsLeft != left {
 			return fmt.Errorf("node %s parents_left=%d, want %d", s.r.NodeID(i), n.ParentsLeft, left)
 		}
+		if limit := g.Def.Nodes[i].Retry.Attempts(); !n.FanOut && n.Attempt > limit {
+			return fmt.Errorf("node %s is on attempt %d of %d: a lost attempt consumed one, or a retry went past the policy", s.r.NodeID(i), n.Attempt, limit)
+		}
+		if n.Lost >= DefaultMaxLost {
+			return fmt.Errorf("node %s attempt %d lost %d times and still goes on (limit %d)", s.r.NodeID(i), n.Attempt, n.Lost, DefaultMaxLost)
+		}
 		if n.State == runstate.NodeSucceeded && s.r.Outputs[i] == nil {
 			return fmt.Errorf("node %s succeeded without output", s.r.NodeID(i))
 		}
@@ -125,6 +132,11 @@ func (s *sim) checkFinal(stats *fanStats) error {
 		}
 		if n.State == runstate.NodeFailed {
 			failed++
+			// A crash is the system's fault: a node fails from a loss only
+			// once one attempt was lost DefaultMaxLost times.
+			if strings.Contains(n.Error, "stopped responding") && !strings.Contains(n.Error, "(limit ") {
+				return fmt.Errorf("node %s failed because its worker was lost: %s", s.r.NodeID(i), n.Error)
+			}
 		}
 		if n.FanOut {
 			stats.instances += n.Done()

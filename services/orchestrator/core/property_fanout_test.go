@@ -51,6 +51,9 @@ func (s *sim) checkFan(i int) error {
 		}
 		started++
 		tally(&c, rec.State, 1)
+		if limit := s.r.Plan.Graph.Def.Nodes[i].Retry.Attempts(); rec.Attempt > limit || rec.Lost >= DefaultMaxLost {
+			return fmt.Errorf("node %s instance %d on attempt %d of %d with %d losses", id, slot.Instance, rec.Attempt, limit, rec.Lost)
+		}
 	}
 	if c.Active != n.Active || c.Succeeded != n.Succeeded || c.Failed != n.Failed || c.Cancelled != n.Cancelled {
 		return fmt.Errorf("node %s tallies %+v, stored instances say %+v", id, n.FanOutCounts, c)

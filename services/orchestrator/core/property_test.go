@@ -126,6 +126,9 @@ type sim struct {
 	instOuts  map[Slot]json.RawMessage
 	items     map[int][]json.RawMessage
 	instTerm  map[Slot]int // terminal transitions per instance
+	// orphans are attempts whose worker died while its claim stays stored
+	// (held by an incarnation that is gone), by node and instance.
+	orphans map[Slot]int
 }
 
 func runProperty(seed uint64, stats *fanStats) error {
@@ -144,7 +147,8 @@ func runProperty(seed uint64, stats *fanStats) error {
 	}
 	n := len(g.Def.Nodes)
 	s := &sim{rng: rng, r: r, persisted: make([]runstate.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n),
-		instances: map[Slot]runstate.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{}}
+		instances: map[Slot]runstate.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{},
+		orphans: map[Slot]int{}}
 	if err := s.step(Start{Now: 0}); err != nil {
 		return err
 	}
@@ -177,6 +181,9 @@ func (s *sim) nextEvent() Event {
 	}
 	if s.rng.IntN(60) == 0 && len(s.inflight) > 0 { // a worker dies mid-attempt
 		i := s.rng.IntN(len(s.inflight))
+		if d := s.inflight[i]; s.rng.IntN(2) == 0 { // its claim outlives it
+			s.orphans[Slot{Node: d.Node, Instance: d.Instance}] = d.Attempt
+		}
 		s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
 	}
 	if s.rng.IntN(100) == 0 || len(s.inflight) == 0 && len(s.timers) == 0 {
@@ -228,7 +235,19 @@ func (s *sim) reconcileEvent() Event {
 			claimed[d.Node] = true
 		}
 	}
-	return Reconcile{Now: s.now, Claimed: claimed, Instances: insts}
+	ev := Reconcile{Now: s.now, Claimed: claimed, Instances: insts,
+		Orphaned: map[int]runstate.Holder{}, OrphanedInstances: map[Slot]runstate.Holder{}}
+	for slot, attempt := range s.orphans {
+		dead := runstate.Holder{Incarnation: "gone", Worker: "w"}
+		switch {
+		case s.r.Nodes[slot.Node].FanOut && current[slot] == attempt && !insts[slot]:
+			ev.OrphanedInstances[slot] = dead
+		case !s.r.Nodes[slot.Node].FanOut && s.r.Nodes[slot.Node].Attempt == attempt && s.r.Nodes[slot.Node].State.InFlight() && !claimed[slot.Node]:
+			ev.Orphaned[slot.Node] = dead
+		}
+	}
+	clear(s.orphans) // the repair deletes the orphaned claims
+	return ev
 }
 
 // crash reloads the run from what was persisted, as a new owner would.

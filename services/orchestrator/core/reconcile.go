@@ -19,11 +19,23 @@ const RedispatchAfter = 30 * time.Second
 // claim key doubles as the heartbeat; it expires when heartbeats stop).
 type Reconcile struct {
 	Now int64
-	// Claimed[i] reports whether node i's current attempt has a live claim.
-	// Only in-flight nodes are consulted.
+	// Claimed[i] reports whether node i's current attempt has a live claim:
+	// one held by a worker incarnation that is still alive. Only in-flight
+	// nodes are consulted.
 	Claimed map[int]bool
 	// Instances reports the same for fan-out instances (see InFlightInstances).
 	Instances map[Slot]bool
+	// Orphaned names the in-flight attempts whose claim is still stored but
+	// held by a worker incarnation that is gone (it restarted under the same
+	// id, or stopped renewing its liveness): their worker will never report.
+	// The value is the claim's holder; the write that declares the attempt
+	// lost deletes the claim if it still holds that value.
+	Orphaned map[int]runstate.Holder
+	// OrphanedInstances is Orphaned for fan-out instances.
+	OrphanedInstances map[Slot]runstate.Holder
+	// MaxLost is how many times one attempt may be lost before the node
+	// fails; 0 means DefaultMaxLost.
+	MaxLost int
 	// Takeover says the shell just took the run over from another holder
 	// (or from its own killed predecessor): queued attempts without a live
 	// claim may have had their dispatch lost with that holder, between
@@ -83,9 +95,8 @@ func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
 		r.attemptFailed(i, r.timeoutMessage(i), false, e.Now, eff)
 	case r.builtin(i) != "" && n.State.InFlight():
 		r.repairBuiltin(i, e.Now, eff)
-	case n.State == runstate.NodeRunning && !e.Claimed[i]:
-		eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d lost its worker %s", id, n.Attempt, n.Worker))
-		r.attemptFailed(i, fmt.Sprintf("heartbeat timeout: worker %s stopped responding", n.Worker), false, e.Now, eff)
+	case n.State == runstate.NodeRunning && !e.Claimed[i], n.State == runstate.NodeQueued && e.orphaned(i):
+		r.lost(i, e, eff)
 	case n.State == runstate.NodeQueued && e.redispatchDue(n.QueuedAt, e.Claimed[i]) && r.dispatching():
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s attempt %d%s", id, n.Attempt, e.redispatchNote()))
 		r.redispatch(i, e.Now, eff)

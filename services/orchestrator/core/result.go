@@ -66,6 +66,7 @@ func (r *Run) attemptFailed(i int, msg string, permanent bool, now int64, eff *E
 	n.Error, n.Deadline = msg, 0
 	eff.History = append(eff.History, fmt.Sprintf("node %s attempt %d failed: %s", node.ID, n.Attempt, msg))
 	if !permanent && n.Attempt < node.Retry.Attempts() && r.Status == runstate.RunRunning {
+		n.EndRun(runstate.OutcomeFailed, msg, now)
 		delay := node.Retry.Delay(n.Attempt, jitter(r.ID, node.ID, n.Attempt))
 		n.RetryAt = now + delay.Milliseconds()
 		r.transition(i, runstate.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", n.Attempt, msg, n.RetryAt), now, eff)

@@ -212,9 +212,11 @@ func (s *Service) applyOne(ctx context.Context, g *runBatch, in inbound) {
 			g.o.run.Apply(core.Admit{Now: now}, g.eff)
 			g.admitted = true
 		}
-		in.ev = core.Reconcile{Now: now, Claimed: s.claims(ctx, g.o.run), Instances: s.instanceClaims(ctx, g.o.run)}
+		in.ev = s.reconcileEvent(ctx, g.o.run, now, false)
 	}
+	lost := g.eff.Lost
 	g.o.run.Apply(in.ev, g.eff)
+	s.LostAttempts.Add(int64(g.eff.Lost - lost))
 }
 
 // loadRef replaces a result's output reference by the stored output.
@@ -307,24 +309,4 @@ func (s *Service) persisted(g *runBatch) (bool, error) {
 		return g.cmd.Val() == int64(statestore.WriteApplied), nil
 	}
 	return false, nil
-}
-
-// claims reports which of r's in-flight attempts hold a live worker claim.
-// A lookup error counts as claimed, so a Redis hiccup never fails an attempt.
-func (s *Service) claims(ctx context.Context, r *core.Run) map[int]bool {
-	idx := r.InFlight()
-	out := make(map[int]bool, len(idx))
-	if len(idx) == 0 {
-		return out
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.IntCmd, len(idx))
-	for j, i := range idx {
-		cmds[j] = pipe.Exists(ctx, s.keys.Claim(r.ID, r.NodeID(i), 0, r.Nodes[i].Attempt))
-	}
-	_, err := pipe.Exec(ctx)
-	for j, i := range idx {
-		out[i] = err != nil || cmds[j].Val() == 1
-	}
-	return out
 }

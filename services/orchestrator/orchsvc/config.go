@@ -15,6 +15,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -60,8 +61,17 @@ type Config struct {
 	// TimerPoll is how often due durable timers are looked for; default 100ms.
 	TimerPoll time.Duration
 	// ReconcileEvery is how often every active run is re-examined (and once
-	// at start-up); default 5s.
+	// at start-up); default 5s. A worker that starts, or whose liveness
+	// lapses, triggers a pass at once.
 	ReconcileEvery time.Duration
+	// LivenessCheck is how often the maintenance leader looks for
+	// registered workers whose liveness key lapsed (they died without
+	// stopping); finding one triggers a reconcile pass. Default 1s.
+	LivenessCheck time.Duration
+	// MaxLost is how many times one attempt may be lost with its worker
+	// (and dispatched again without consuming an attempt) before its node
+	// fails; default core.DefaultMaxLost (3).
+	MaxLost int
 	// LeaderTTL is the time to live of the leases of the cluster-wide duties
 	// (maintenance, the scheduler); their holders renew them every poll, so a
 	// dead holder is replaced within LeaderTTL. Default 3s.
@@ -92,6 +102,8 @@ func (c Config) withDefaults() Config {
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, 5*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)
+	c.LivenessCheck = cmp.Or(c.LivenessCheck, time.Second)
+	c.MaxLost = cmp.Or(c.MaxLost, core.DefaultMaxLost)
 	c.LeaderTTL = cmp.Or(c.LeaderTTL, 3*time.Second)
 	c.SchedulePoll = cmp.Or(c.SchedulePoll, 200*time.Millisecond)
 	if c.Clock == nil {

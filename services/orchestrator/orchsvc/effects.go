@@ -54,6 +54,7 @@ func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
 	}
 	w.FanOuts = fanOutWrites(r, &eff.FanOut)
 	w.Ended = endedAttempts(r, eff)
+	w.Orphans = orphanedClaims(r, eff)
 	ts := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, h := range eff.History {
 		w.History = append(w.History, ts+" "+h)

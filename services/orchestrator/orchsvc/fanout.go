@@ -9,7 +9,6 @@ import (
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
-	"github.com/redis/go-redis/v9"
 )
 
 // fanOutWrites turns the core's fan-out effects into per-node writes for
@@ -72,26 +71,6 @@ func (s *Service) restoreFanOuts(ctx context.Context, r *core.Run) error {
 		r.RestoreFanOut(i, fs)
 	}
 	return nil
-}
-
-// instanceClaims reports which of r's in-flight fan-out instance attempts
-// hold a live worker claim. A lookup error counts as claimed.
-func (s *Service) instanceClaims(ctx context.Context, r *core.Run) map[core.Slot]bool {
-	atts := r.InFlightInstances()
-	out := make(map[core.Slot]bool, len(atts))
-	if len(atts) == 0 {
-		return out
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.IntCmd, len(atts))
-	for j, a := range atts {
-		cmds[j] = pipe.Exists(ctx, s.keys.Claim(r.ID, r.NodeID(a.Node), a.Instance, a.Attempt))
-	}
-	_, err := pipe.Exec(ctx)
-	for j, a := range atts {
-		out[a.Slot] = err != nil || cmds[j].Val() == 1
-	}
-	return out
 }
 
 // dispatchKey is the record key of a dispatch (SPEC §2: run id + node

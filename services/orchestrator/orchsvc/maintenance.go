@@ -13,16 +13,24 @@ const reconcileBatch = 500
 
 // maintain runs the duties one orchestrator performs for all: firing due
 // timers and asking the owners of active runs to reconcile them (at
-// start-up, then every ReconcileEvery). The holder of the maintenance
+// start-up, then every ReconcileEvery, and at once when a worker starts or
+// is found dead, so that attempts lost with a worker run again within a
+// poll instead of a heartbeat timeout). The holder of the maintenance
 // lease (leader.go) does them; the others stand by.
 func (s *Service) maintain(ctx context.Context) {
 	timers := time.NewTicker(s.cfg.TimerPoll)
 	defer timers.Stop()
-	var lastScan time.Time
+	started := s.rdb.Subscribe(ctx, s.keys.WorkerChannel())
+	defer started.Close()
+	var lastScan, lastLiveness time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case m := <-started.Channel():
+			s.log.Info("worker started: reconciling what a predecessor may have left", "worker", m.Payload)
+			lastScan = time.Time{}
+			continue
 		case <-timers.C:
 		}
 		if !s.maintLease.hold(ctx) {
@@ -31,6 +39,12 @@ func (s *Service) maintain(ctx context.Context) {
 		}
 		if err := s.fireDue(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("fire due timers", "err", err)
+		}
+		if time.Since(lastLiveness) >= s.cfg.LivenessCheck {
+			lastLiveness = time.Now()
+			if s.workersDied(ctx) {
+				lastScan = time.Time{}
+			}
 		}
 		if time.Since(lastScan) >= s.cfg.ReconcileEvery {
 			lastScan = time.Now()

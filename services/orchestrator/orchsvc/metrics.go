@@ -22,6 +22,14 @@ func (s *Service) registry() *prometheus.Registry {
 		Name: "braid_orchestrator_stale_writes_total",
 		Help: "State writes the per-run fence refused because another orchestrator took the run's lock.",
 	}, func() float64 { return float64(s.StaleWrites.Load()) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "braid_orchestrator_workers_lost_total",
+		Help: "Registered workers found dead: their liveness lapsed without a graceful stop.",
+	}, func() float64 { return float64(s.WorkersLost.Load()) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "braid_orchestrator_attempts_lost_total",
+		Help: "Attempts lost with their worker and dispatched again without consuming a retry.",
+	}, func() float64 { return float64(s.LostAttempts.Load()) }))
 	return reg
 }
 

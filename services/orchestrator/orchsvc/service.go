@@ -41,6 +41,11 @@ type Service struct {
 
 	// StaleWrites counts writes the fence refused (a lock lost mid-batch).
 	StaleWrites atomic.Int64
+	// WorkersLost counts registered workers found dead (liveness lapsed
+	// without a graceful stop).
+	WorkersLost atomic.Int64
+	// LostAttempts counts attempts declared lost with their worker.
+	LostAttempts atomic.Int64
 }
 
 // New validates cfg and connects to Kafka. Call Run to start.

@@ -48,5 +48,5 @@ func (s *Service) repairTakeover(ctx context.Context, g *runBatch) {
 	if r == nil || r.Status.Terminal() || r.Held {
 		return
 	}
-	r.Apply(core.Reconcile{Now: time.Now().UnixMilli(), Claimed: s.claims(ctx, r), Instances: s.instanceClaims(ctx, r), Takeover: true}, g.eff)
+	r.Apply(s.reconcileEvent(ctx, r, time.Now().UnixMilli(), true), g.eff)
 }

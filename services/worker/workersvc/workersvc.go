@@ -47,6 +47,10 @@ type Config struct {
 	// heartbeat_timeout under three intervals is refreshed every third of
 	// its timeout instead. Default 5s.
 	HeartbeatInterval time.Duration
+	// LivenessTimeout is how long after its last liveness renewal the
+	// worker counts as dead and its tasks run again elsewhere; default
+	// worker.DefaultLivenessTimeout (5s).
+	LivenessTimeout time.Duration
 	// Handler configures the built-in handlers (LLM endpoint and key, output caps).
 	Handler handler.Config
 	// Extra handlers are added to the built-ins; one with a built-in's name replaces it.
@@ -75,11 +79,23 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if err := eventbus.EnsureTopics(ctx, cfg.Bus, eventsv1.TopicTaskDispatch, eventsv1.TopicTaskComplete); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg.ID != "" { // a stable id: a killed predecessor's shell tasks may still run
+		n, err := handler.ReapOrphans(cfg.ID)
+		switch {
+		case err != nil:
+			logger.Warn("reap orphaned shell tasks", "err", err)
+		case n > 0:
+			logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", cfg.ID, "processes", n)
+		}
+	}
 	handlers := handler.Builtins(cfg.Handler)
 	maps.Copy(handlers, cfg.Extra)
 	w, err := worker.New(worker.Config{
 		ID: cfg.ID, Bus: cfg.Bus, Redis: rdb, Keys: cfg.Keys, Handlers: handlers,
-		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, HeartbeatInterval: cfg.HeartbeatInterval, Logger: logger,
+		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, HeartbeatInterval: cfg.HeartbeatInterval, LivenessTimeout: cfg.LivenessTimeout, Logger: logger,
 	})
 	if err != nil {
 		return err

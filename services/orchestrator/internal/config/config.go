@@ -19,6 +19,7 @@ type Config struct {
 	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
 	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where GET /metrics listens; default "" (off)
 	DrainTimeout   time.Duration // BRAID_ORCHESTRATOR_DRAIN_TIMEOUT, how long SIGTERM lets the batch in hand publish; default 5s
+	MaxLost        int           // BRAID_ORCHESTRATOR_MAX_LOST, losses of one attempt before its node fails; default 3
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -31,6 +32,7 @@ func Load() (Config, error) {
 		ReconcileEvery: r.Duration("BRAID_RECONCILE_EVERY", 5*time.Second),
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 		DrainTimeout:   r.Duration("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", 5*time.Second),
+		MaxLost:        r.PositiveInt("BRAID_ORCHESTRATOR_MAX_LOST", 3),
 	}
 	return c, r.Err()
 }
@@ -47,5 +49,6 @@ func (c Config) Service(rdb *redis.Client) orchsvc.Config {
 		ReconcileEvery: c.ReconcileEvery,
 		MetricsAddr:    c.MetricsAddr,
 		DrainTimeout:   c.DrainTimeout,
+		MaxLost:        c.MaxLost,
 	}
 }

@@ -18,6 +18,7 @@ type Config struct {
 	Concurrency  int           // BRAID_WORKER_CONCURRENCY, tasks run at once; default 4
 	DrainTimeout time.Duration // BRAID_WORKER_DRAIN_TIMEOUT, shutdown grace for running tasks; default 20s
 	Heartbeat    time.Duration // BRAID_WORKER_HEARTBEAT_INTERVAL, longest claim refresh period; default 5s
+	Liveness     time.Duration // BRAID_WORKER_LIVENESS_TIMEOUT, silence after which the worker counts as dead; default 5s
 	LLMBaseURL   string        // BRAID_LLM_BASE_URL, OpenAI-compatible API; default "" (mock completions)
 	LLMAPIKey    string        // BRAID_LLM_API_KEY; default ""
 }
@@ -31,6 +32,7 @@ func Load() (Config, error) {
 		Concurrency:  r.PositiveInt("BRAID_WORKER_CONCURRENCY", 4),
 		DrainTimeout: r.Duration("BRAID_WORKER_DRAIN_TIMEOUT", 20*time.Second),
 		Heartbeat:    r.Duration("BRAID_WORKER_HEARTBEAT_INTERVAL", 5*time.Second),
+		Liveness:     r.Duration("BRAID_WORKER_LIVENESS_TIMEOUT", 5*time.Second),
 		LLMBaseURL:   r.String("BRAID_LLM_BASE_URL", ""),
 		LLMAPIKey:    r.String("BRAID_LLM_API_KEY", ""),
 	}
@@ -52,6 +54,7 @@ func (c Config) Service() workersvc.Config {
 		Concurrency:       c.Concurrency,
 		DrainTimeout:      c.DrainTimeout,
 		HeartbeatInterval: c.Heartbeat,
+		LivenessTimeout:   c.Liveness,
 		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey},
 	}
 }

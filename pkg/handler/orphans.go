@@ -1,0 +1,58 @@
+package handler
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// WorkerEnv is the variable every shell task gets with the id of the worker
+// that runs it; ReapOrphans finds a killed worker's leftovers by it. It is
+// not a configuration variable, so no process but a task carries it.
+const WorkerEnv = "BRAID_TASK_WORKER"
+
+// ReapOrphans kills, with their process groups, the processes that shell
+// tasks of an earlier process running as worker id left behind: a worker
+// killed with SIGKILL takes its shells with it (Pdeathsig), but not what
+// they started. Call it when a worker with a stable id starts, before it
+// runs anything, so that a re-run of an interrupted task never races its
+// own ghost. It reads /proc (Linux; elsewhere it does nothing) and returns
+// how many processes it killed. A process that cleared its environment
+// escapes it.
+func ReapOrphans(id string) (int, error) {
+	if id == "" {
+		return 0, nil
+	}
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil || len(dirs) == 0 {
+		return 0, err
+	}
+	want := []byte(WorkerEnv + "=" + id + "\x00")
+	self := os.Getpid()
+	killed := 0
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !hasEnv(env, want) {
+			continue
+		}
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid != syscall.Getpgrp() {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			killed++
+		}
+	}
+	return killed, nil
+}
+
+// hasEnv reports whether the NUL-separated environment env holds the
+// entry want (NUL-terminated).
+func hasEnv(env, want []byte) bool {
+	return bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...))
+}

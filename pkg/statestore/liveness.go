@@ -1,0 +1,117 @@
+package statestore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/redis/go-redis/v9"
+)
+
+// ClaimState says who, if anyone, holds an attempt's claim.
+type ClaimState int
+
+// Claim states, as the reconciler sees them.
+const (
+	// ClaimNone: no claim is stored (never claimed, or it lapsed).
+	ClaimNone ClaimState = iota
+	// ClaimLive: a worker incarnation that is alive holds the claim.
+	ClaimLive
+	// ClaimOrphaned: the claim is stored but its holder's incarnation is
+	// gone (the worker restarted under the same id, or its liveness key
+	// expired): nobody will ever report the attempt.
+	ClaimOrphaned
+)
+
+// ClaimFact is one attempt's claim as the reconciler sees it.
+type ClaimFact struct {
+	State  ClaimState
+	Holder runstate.Holder
+	// Raw is the claim's stored value (what an orphan's delete compares).
+	Raw string
+}
+
+// ClaimFacts looks up the claims of atts and whether their holders are
+// alive: one pipelined round trip for the claims, one for the liveness of
+// the distinct workers holding them. The i-th fact is atts[i]'s. A claim
+// whose value names no incarnation is taken as live while it exists.
+func (k Keys) ClaimFacts(ctx context.Context, rdb redis.Cmdable, atts []Attempt) ([]ClaimFact, error) {
+	out := make([]ClaimFact, len(atts))
+	if len(atts) == 0 {
+		return out, nil
+	}
+	pipe := rdb.Pipeline()
+	cmds := make([]*redis.StringCmd, len(atts))
+	for i, a := range atts {
+		cmds[i] = pipe.Get(ctx, k.Claim(a.Run, a.Node, a.Instance, a.Attempt))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("read %d claims (first %s): %w", len(atts), atts[0], err)
+	}
+	var workers []string
+	for i, c := range cmds {
+		if c.Err() == nil {
+			out[i] = ClaimFact{State: ClaimLive, Raw: c.Val(), Holder: runstate.ParseHolder(c.Val())}
+			workers = append(workers, out[i].Holder.Worker)
+		}
+	}
+	live, err := k.LiveIncarnations(ctx, rdb, workers)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		h := out[i].Holder
+		if out[i].State == ClaimLive && h.Incarnation != "" && live[h.Worker] != h.Incarnation {
+			out[i].State = ClaimOrphaned
+		}
+	}
+	return out, nil
+}
+
+// LiveIncarnations returns, for each distinct id of ids, the incarnation
+// alive under it (ids with none are absent), in one pipelined round trip.
+func (k Keys) LiveIncarnations(ctx context.Context, rdb redis.Cmdable, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pipe := rdb.Pipeline()
+	cmds := map[string]*redis.StringCmd{}
+	for _, id := range ids {
+		if _, ok := cmds[id]; !ok {
+			cmds[id] = pipe.Get(ctx, k.WorkerLive(id))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("read liveness of %d workers: %w", len(cmds), err)
+	}
+	for id, c := range cmds {
+		if c.Err() == nil {
+			out[id] = c.Val()
+		}
+	}
+	return out, nil
+}
+
+// RenewLiveness declares incarnation alive under worker id for ttl and
+// returns the incarnation that was alive under that id before ("" if
+// none): a different one is a killed predecessor (or, if it keeps coming
+// back, a second live process wrongly given the same id).
+func (k Keys) RenewLiveness(ctx context.Context, rdb redis.Cmdable, id, incarnation string, ttl time.Duration) (string, error) {
+	prev, err := rdb.SetArgs(ctx, k.WorkerLive(id), incarnation, redis.SetArgs{TTL: ttl, Get: true}).Result()
+	if err != nil && err != redis.Nil {
+		return "", fmt.Errorf("renew liveness of worker %s: %w", id, err)
+	}
+	return prev, nil
+}
+
+// DropLiveness deletes worker id's liveness key if incarnation still owns
+// it (a graceful stop: whatever it still held is released already).
+func (k Keys) DropLiveness(ctx context.Context, rdb redis.Scripter, id, incarnation string) error {
+	err := releaseScript.Run(ctx, rdb, []string{k.WorkerLive(id)}, incarnation).Err()
+	if err != nil && err != redis.Nil {
+		return fmt.Errorf("drop liveness of worker %s: %w", id, err)
+	}
+	return nil
+}
