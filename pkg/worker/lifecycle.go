@@ -42,7 +42,7 @@ func (w *Worker) start(ctx context.Context, prod *eventbus.Producer, cons *event
 	w.announce()
 	return &running{
 		liveDone: goDone(func() { w.keepLiving(maintCtx) }),
-		prod: prod, cons: cons,
+		prod:     prod, cons: cons,
 		cancelExec: cancelExec, execDone: w.startExecutors(),
 		stopPub: stopPub, pubDone: goDone(func() { w.publishLoop(pubCtx, prod) }),
 		stopMaint: stopMaint, maintDone: goDone(func() { w.maintain(maintCtx) }),
