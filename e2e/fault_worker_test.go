@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/runstate"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -38,11 +39,11 @@ func sleepyNodes(n int, d time.Duration) []faultNode {
 }
 
 // TestFaultWorkerPausedPastHeartbeat SIGSTOPs the worker running an attempt
-// for three heartbeat timeouts, and until the retry runs on the other
-// worker: the attempt is retried there,
-// and a late result from the paused one (if it gets to publish it before
-// its heartbeat learns the attempt moved on) is recorded in the run's
-// history and changes nothing.
+// for three heartbeat timeouts, and until the attempt runs on the other
+// worker: the attempt is lost, not failed, and runs again there as the
+// same attempt; if the paused one also gets to publish its result of that
+// attempt, whichever comes second is recorded in the run's history as a
+// duplicate and changes nothing.
 func TestFaultWorkerPausedPastHeartbeat(t *testing.T) {
 	t.Parallel()
 	f := startFaultStack(t, stackOpts{workers: 2, env: workerFaultEnv})
@@ -60,20 +61,20 @@ func TestFaultWorkerPausedPastHeartbeat(t *testing.T) {
 	// The retry is dispatched on a partition the paused worker may still
 	// own until its group session expires: stay paused until the
 	// other worker has it, so that it cannot land back on the paused one.
-	c.waitRun(id, 30*time.Second, "t000 retried on the other worker", func(r apiRun) bool {
+	c.waitRun(id, 30*time.Second, "t000 running again on the other worker", func(r apiRun) bool {
 		n := r.Nodes[0]
-		return n.Attempt > 1 && n.State == "running" && n.Worker != first || n.State == "succeeded"
+		return n.Lost > 0 && n.State == "running" && n.Worker != first || n.State == "succeeded"
 	})
 	f.resume(f.workerProcs[i])
 	rep := f.checkInvariants([]string{id}, 60*time.Second)
 	rep.requireAllSucceeded(t)
 	rec := rep.Nodes[id]["t000"]
-	require.Greater(t, rec.Attempt, 1, "the attempt was retried")
-	require.NotEqual(t, first, rec.Worker, "the retry ran elsewhere")
+	require.Equal(t, 1, rec.Attempt, "a lost attempt consumed a retry")
+	require.Equal(t, runstate.OutcomeLost, rec.Past[0].Outcome)
 	late := f.resultsFrom(id, first, 1)
 	hist := strings.Join(rep.History[id], "\n")
-	require.Contains(t, hist, "lost its worker "+first)
-	if late > 0 {
+	require.Contains(t, hist, "node t000 attempt 1 lost: worker "+first+" stopped responding")
+	if late > 0 && f.resultsFrom(id, f.Workers[1-i], 1) > 0 { // both published attempt 1
 		// The late result may be published after the retry's: the run is
 		// then already terminal when the checker reads its history, and the
 		// line comes when the orchestrator gets to the late record.

@@ -51,6 +51,23 @@ type apiNode struct {
 	Worker        string `json:"worker"`
 	Error         string `json:"error"`
 	WaitingReason string `json:"waiting_reason"`
+	MaxAttempts   int    `json:"max_attempts"`
+	Lost          int    `json:"lost"`
+	PastAttempts  []struct {
+		Attempt int    `json:"attempt"`
+		Outcome string `json:"outcome"`
+		Worker  string `json:"worker"`
+		Error   string `json:"error"`
+	} `json:"past_attempts"`
+}
+
+// outcomes lists the outcomes of n's past attempts, oldest first.
+func (n apiNode) outcomes() []string {
+	out := []string{}
+	for _, p := range n.PastAttempts {
+		out = append(out, p.Outcome)
+	}
+	return out
 }
 
 // node returns the node with id.

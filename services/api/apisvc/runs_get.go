@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
@@ -70,23 +71,49 @@ func (s *Server) viewRun(ctx context.Context, r *loadedRun, now time.Time) runVi
 	}
 	w := r.waitContext(now, offers)
 	for i, n := range r.graph.Def.Nodes {
-		v.Nodes[i] = nodeView{ID: n.ID, DependsOn: append([]string{}, n.DependsOn...), nodeFields: viewNode(n.Handler, r.nodes[i], now)}
+		v.Nodes[i] = nodeView{ID: n.ID, DependsOn: append([]string{}, n.DependsOn...), nodeFields: viewNode(n, r.nodes[i], now)}
 		v.Nodes[i].WaitingReason = waitingReason(r.graph, i, r.nodes, w)
 		v.Nodes[i].Instances = countsOf(r.nodes[i])
 	}
 	return v
 }
 
-// viewNode renders one node record.
-func viewNode(handler string, rec runstate.NodeRecord, now time.Time) nodeFields {
+// viewNode renders one record (a node's, or one of its instances') of node n.
+func viewNode(n dag.Node, rec runstate.NodeRecord, now time.Time) nodeFields {
 	finished := rec.FinishedAt
 	if !rec.State.Terminal() {
 		finished = 0
 	}
 	return nodeFields{
-		Handler: handler, State: string(rec.State), Attempt: rec.Attempt,
+		Handler: n.Handler, State: string(rec.State), Attempt: rec.Attempt, MaxAttempts: n.Retry.Attempts(),
 		QueuedAt: formatMs(rec.QueuedAt), StartedAt: formatMs(rec.StartedAt), FinishedAt: formatMs(finished),
 		DurationMs: durationMs(rec.StartedAt, finished, now), Worker: rec.Worker, Error: rec.Error, Reason: rec.Reason,
-		RetryAt: formatMs(rec.RetryAt),
+		RetryAt: formatMs(rec.RetryAt), Lost: rec.Lost, PastAttempts: viewPast(rec.Past),
 	}
+}
+
+// pastAttemptView is one earlier run of an attempt (runstate.PastAttempt).
+type pastAttemptView struct {
+	Attempt   int    `json:"attempt"`
+	Outcome   string `json:"outcome"`
+	Worker    string `json:"worker,omitempty"`
+	QueuedAt  string `json:"queued_at,omitempty"`
+	StartedAt string `json:"started_at,omitempty"`
+	EndedAt   string `json:"ended_at,omitempty"`
+	Error     string `json:"error,omitempty"`
+	State     string `json:"state,omitempty"`
+}
+
+// viewPast renders a node record's past attempts.
+func viewPast(past []runstate.PastAttempt) []pastAttemptView {
+	if len(past) == 0 {
+		return nil
+	}
+	out := make([]pastAttemptView, len(past))
+	for i, p := range past {
+		out[i] = pastAttemptView{Attempt: p.Attempt, Outcome: string(p.Outcome), Worker: p.Worker,
+			QueuedAt: formatMs(p.QueuedAt), StartedAt: formatMs(p.StartedAt), EndedAt: formatMs(p.EndedAt),
+			Error: p.Error, State: string(p.State)}
+	}
+	return out
 }

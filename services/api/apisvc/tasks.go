@@ -48,6 +48,12 @@ type nodeFields struct {
 	Reason        string `json:"reason,omitempty"`
 	RetryAt       string `json:"retry_at,omitempty"`
 	WaitingReason string `json:"waiting_reason,omitempty"`
+	// MaxAttempts is what the node's retry policy allows (0 when unknown).
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// Lost counts losses of the current attempt with its worker.
+	Lost int `json:"lost,omitempty"`
+	// PastAttempts are earlier runs of the node's attempts (runstate.NodeRecord.Past).
+	PastAttempts []pastAttemptView `json:"past_attempts,omitempty"`
 	// Instances tallies a fan-out node's instances.
 	Instances *instanceCounts `json:"instances,omitempty"`
 }
@@ -238,7 +244,7 @@ func (s *Server) taskOf(ctx context.Context, r *loadedRun, pos int, q taskQuery,
 // task renders node i of r with its output.
 func (r *loadedRun) task(i int, w waitCtx, now time.Time) taskView {
 	n := r.graph.Def.Nodes[i]
-	t := taskView{RunID: r.id, Node: n.ID, nodeFields: viewNode(n.Handler, r.nodes[i], now)}
+	t := taskView{RunID: r.id, Node: n.ID, nodeFields: viewNode(n, r.nodes[i], now)}
 	t.WaitingReason = waitingReason(r.graph, i, r.nodes, w)
 	t.Instances = countsOf(r.nodes[i])
 	if out, ok := r.stored.Outputs[n.ID]; ok && json.Valid([]byte(out)) {
@@ -253,14 +259,14 @@ func (s *Server) instanceRows(ctx context.Context, r *loadedRun, id string, from
 	if err != nil {
 		return nil, err
 	}
-	handler := r.graph.Def.Nodes[r.graph.Index[id]].Handler
+	node := r.graph.Def.Nodes[r.graph.Index[id]]
 	rows := make([]taskView, len(recs))
 	for j := range recs {
 		rec := runstate.NodeRecord{State: runstate.NodePending}
 		if d, err := runstate.DecodeNodeRecord([]byte(recs[j])); err == nil && d.State != "" {
 			rec = d
 		}
-		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, nodeFields: viewNode(handler, rec, now)}
+		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, nodeFields: viewNode(node, rec, now)}
 		if outs[j] != "" && json.Valid([]byte(outs[j])) {
 			rows[j].Output = json.RawMessage(outs[j])
 		}

@@ -28,6 +28,19 @@ func (e Reconcile) instanceOrphaned(s Slot) bool {
 	return ok
 }
 
+// orphanSeen reports whether eff already declared lost the attempt whose
+// claim h holds: two reconciles of one run in one batch (a takeover's and
+// a RECONCILE control) read the same claim before the first one's write
+// deletes it, and the second must not count the same loss again.
+func (eff *Effects) orphanSeen(node, inst, attempt int, h runstate.Holder) bool {
+	for _, o := range eff.Orphans {
+		if o.Node == node && o.Instance == inst && o.Attempt == attempt && o.Holder == h.String() {
+			return true
+		}
+	}
+	return false
+}
+
 // lostWorker names the worker an attempt was lost with: the orphaned
 // claim's holder, else the worker that reported it running.
 func lostWorker(h runstate.Holder, orphaned bool, recorded string) string {
@@ -55,6 +68,9 @@ func (r *Run) lost(i int, e Reconcile, eff *Effects) {
 	n := &r.Nodes[i]
 	id := r.NodeID(i)
 	h, orphaned := e.Orphaned[i]
+	if orphaned && eff.orphanSeen(i, 0, n.Attempt, h) {
+		return // facts read before this batch's own repair of the same claim
+	}
 	worker := lostWorker(h, orphaned, n.Worker)
 	if orphaned {
 		eff.Orphans = append(eff.Orphans, OrphanClaim{Node: i, Attempt: n.Attempt, Holder: h.String()})
@@ -84,6 +100,9 @@ func (r *Run) instanceLost(i, idx int, e Reconcile, eff *Effects) {
 	id := r.NodeID(i)
 	slot := Slot{Node: i, Instance: idx}
 	h, orphaned := e.OrphanedInstances[slot]
+	if orphaned && eff.orphanSeen(i, idx, rec.Attempt, h) {
+		return
+	}
 	worker := lostWorker(h, orphaned, rec.Worker)
 	if orphaned {
 		eff.Orphans = append(eff.Orphans, OrphanClaim{Node: i, Instance: idx, FanOut: true, Attempt: rec.Attempt, Holder: h.String()})

@@ -48,6 +48,12 @@ func TestOrphanedClaimIsLostAtOnce(t *testing.T) {
 	require.Equal(t, "lost: worker dev-worker-1 stopped responding", r.Nodes[0].Past[0].Error)
 	require.Equal(t, int64(1500), r.Nodes[0].QueuedAt)
 
+	// A second reconcile in the same batch read the same claim before the
+	// first one's write deleted it: the same loss is not counted twice.
+	r.Apply(Reconcile{Now: 1550, Orphaned: map[int]runstate.Holder{0: dead}}, eff)
+	require.Equal(t, 1, r.Nodes[0].Lost)
+	require.Len(t, eff.Dispatches, 1)
+
 	// A queued attempt with no claim at all, recently queued: left alone.
 	eff = &Effects{}
 	r.Apply(Reconcile{Now: 1600}, eff)

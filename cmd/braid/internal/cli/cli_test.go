@@ -73,8 +73,10 @@ func TestRunsAndGetTables(t *testing.T) {
 				"finished_at":"2026-01-01T00:00:03.500Z"}],"next_cursor":"cur"}`)(w, r)
 		},
 		"GET /runs/r1": reply(http.StatusOK, `{"id":"r1","workflow":"wf","version":3,"status":"running",
-			"nodes":[{"id":"a","state":"failed","attempt":2,"started_at":"2026-01-01T00:00:01.000Z",
-			"finished_at":"2026-01-01T00:00:01.250Z","worker":"w-1","error":"shell: exit code 3"},
+			"nodes":[{"id":"a","state":"failed","attempt":2,"max_attempts":2,"started_at":"2026-01-01T00:00:01.000Z",
+			"finished_at":"2026-01-01T00:00:01.250Z","worker":"w-1","error":"shell: exit code 3",
+			"past_attempts":[{"attempt":1,"outcome":"lost","worker":"w-0","error":"lost: worker w-0 stopped responding"},
+			{"attempt":1,"outcome":"failed","worker":"w-2","error":"shell: exit code 1"}]},
 			{"id":"b","state":"pending","waiting_reason":"waiting for parents: a"}]}`),
 	})
 	res := braid(t, api.env("k"), "", "runs", "--workflow", "wf", "--status", "succeeded", "--limit", "5")
@@ -86,7 +88,8 @@ func TestRunsAndGetTables(t *testing.T) {
 
 	res = braid(t, api.env("k"), "", "get", "r1")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, `(?m)^a\s+failed\s+2\s+250ms\s+w-1\s+shell: exit code 3$`, res.stdout)
+	require.Regexp(t, `(?m)^a\s+failed\s+2/2\s+250ms\s+w-1\s+shell: exit code 3$`, res.stdout)
+	require.Contains(t, res.stdout, "attempt history\n  a attempt 1 lost: lost: worker w-0 stopped responding\n  a attempt 1 failed: shell: exit code 1\n")
 	require.Regexp(t, `(?m)^b\s+pending\s+-\s+-\s+-\s+waiting for parents: a$`, res.stdout)
 
 	res = braid(t, api.env("k"), "", "get", "r1", "--output", "json")

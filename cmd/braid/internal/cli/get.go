@@ -45,9 +45,37 @@ func (a *app) printRun(run client.Run) error {
 	a.printf("\n")
 	t := newTable(a.out, "NODE", "STATE", "ATTEMPT", "DURATION", "WORKER", "DETAIL")
 	for _, n := range run.Nodes {
-		t.row(n.ID, n.State, attempt(n.Attempt), human(n.Duration(now)), dash(n.Worker), dash(nodeDetail(n)))
+		t.row(n.ID, n.State, attemptOf(n), human(n.Duration(now)), dash(n.Worker), dash(nodeDetail(n)))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	a.printHistory(run.Nodes)
+	return nil
+}
+
+// attemptOf shows "2/3" (attempt of the policy's attempts), "-" before the
+// first dispatch.
+func attemptOf(n client.Node) string {
+	if n.MaxAttempts <= 0 || n.Attempt <= 0 {
+		return attempt(n.Attempt)
+	}
+	return strconv.Itoa(n.Attempt) + "/" + strconv.Itoa(n.MaxAttempts)
+}
+
+// printHistory lists the earlier runs of attempts of the nodes that have
+// any: losses with their worker, failures that were retried, hand-backs.
+func (a *app) printHistory(nodes client.Nodes) {
+	first := true
+	for _, n := range nodes {
+		for _, p := range n.PastAttempts {
+			if first {
+				a.printf("\nattempt history\n")
+				first = false
+			}
+			a.printf("  %s attempt %d %s: %s\n", n.ID, p.Attempt, p.Outcome, dash(p.Error))
+		}
+	}
 }
 
 // nodeDetail is a node's error when it has one, else why it is waiting,

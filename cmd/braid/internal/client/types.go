@@ -40,6 +40,20 @@ type Node struct {
 	Error         string `json:"error,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	WaitingReason string `json:"waiting_reason,omitempty"`
+	MaxAttempts   int    `json:"max_attempts,omitempty"`
+	// Lost counts losses of the current attempt with its worker.
+	Lost int `json:"lost,omitempty"`
+	// PastAttempts are earlier runs of the node's attempts, oldest first.
+	PastAttempts []PastAttempt `json:"past_attempts,omitempty"`
+}
+
+// PastAttempt is an earlier run of one of a node's attempts: failed and
+// retried, lost with its worker, handed back, or reset.
+type PastAttempt struct {
+	Attempt int    `json:"attempt"`
+	Outcome string `json:"outcome"`
+	Worker  string `json:"worker,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Duration is FinishedAt-StartedAt, or now-StartedAt while running, or 0.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+	"time"
 )
 
 // checkFree fails with a message naming flag when nothing may listen on
@@ -12,13 +13,27 @@ import (
 // system Redis on the same port). Another process may still take the port
 // between this check and the real bind; the real bind's error then names
 // the flag too (see listenError).
+//
+// A port in use is retried for up to portReleaseWait: after a braid dev is
+// killed with SIGKILL its redis-server child gets SIGTERM (Pdeathsig) and
+// needs a moment to write its AOF and close its port, so a start right
+// after the kill would otherwise fail.
 func checkFree(flag, addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return listenError(flag, addr, err)
+	deadline := time.Now().Add(portReleaseWait)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			return ln.Close()
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return listenError(flag, addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return ln.Close()
 }
+
+// portReleaseWait bounds how long checkFree waits for a port in use.
+const portReleaseWait = 5 * time.Second
 
 // listenError explains a failure to listen on addr and names the flag that
 // changes it.
