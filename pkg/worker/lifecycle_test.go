@@ -292,3 +292,35 @@ func TestRunTwiceFails(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, errors.Is(err, context.Canceled))
 }
+
+// TestLivenessIsRenewedAnnouncedAndDropped: a running worker keeps its
+// incarnation alive under its id (renewed well within the timeout, so the
+// key never lapses), announces its start on the workers channel, and a
+// graceful stop removes the key.
+func TestLivenessIsRenewedAnnouncedAndDropped(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setupIdle(t, map[string]worker.Handler{"noop": echo(&calls)}, func(c *worker.Config) {
+		c.LivenessTimeout = 400 * time.Millisecond
+	})
+	sub := b.rdb.Subscribe(context.Background(), b.keys.WorkerChannel())
+	defer sub.Close()
+	_, err := sub.Receive(context.Background()) // the subscription is confirmed
+	require.NoError(t, err)
+	b.start()
+	select {
+	case m := <-sub.Channel():
+		require.Equal(t, b.w.ID(), m.Payload)
+	case <-time.After(within):
+		t.Fatal("the worker did not announce its start")
+	}
+	inc, _, _ := strings.Cut(b.w.Holder(), "/")
+	live := b.keys.WorkerLive(b.w.ID())
+	deadline := time.Now().Add(1500 * time.Millisecond) // several timeouts
+	for time.Now().Before(deadline) {
+		require.Equal(t, inc, b.rdb.Get(context.Background(), live).Val(), "liveness lapsed while the worker ran")
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.stop()
+	require.Zero(t, b.rdb.Exists(context.Background(), live).Val(), "a graceful stop leaves no liveness behind")
+}
