@@ -19,8 +19,9 @@ const WorkerEnv = "BRAID_TASK_WORKER"
 // they started. Call it when a worker with a stable id starts, before it
 // runs anything, so that a re-run of an interrupted task never races its
 // own ghost. It reads /proc (Linux; elsewhere it does nothing) and returns
-// how many processes it killed. A process that cleared its environment
-// escapes it.
+// how many process groups it killed (a leftover in the caller's own group
+// is killed alone and counts as one). A process that cleared its
+// environment escapes it.
 func ReapOrphans(id string) (int, error) {
 	if id == "" {
 		return 0, nil
@@ -30,7 +31,8 @@ func ReapOrphans(id string) (int, error) {
 		return 0, err
 	}
 	want := []byte(WorkerEnv + "=" + id + "\x00")
-	self := os.Getpid()
+	self, own := os.Getpid(), syscall.Getpgrp()
+	groups := map[int]bool{}
 	killed := 0
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(filepath.Base(d))
@@ -41,11 +43,18 @@ func ReapOrphans(id string) (int, error) {
 		if err != nil || !hasEnv(env, want) {
 			continue
 		}
-		if pgid, err := syscall.Getpgid(pid); err == nil && pgid != syscall.Getpgrp() {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
-			killed++
+		pgid, err := syscall.Getpgid(pid)
+		switch {
+		case err != nil: // gone meanwhile
+		case pgid == own:
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		case !groups[pgid]:
+			groups[pgid] = true
+			if syscall.Kill(-pgid, syscall.SIGKILL) == nil {
+				killed++
+			}
 		}
 	}
 	return killed, nil
