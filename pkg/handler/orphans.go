@@ -19,7 +19,9 @@ const WorkerEnv = "BRAID_TASK_WORKER"
 // they started. Call it when a worker with a stable id starts, before it
 // runs anything, so that a re-run of an interrupted task never races its
 // own ghost. It reads /proc (Linux; elsewhere it does nothing) and returns
-// how many process groups it killed (a leftover in the caller's own group
+// how many process groups it killed. Only groups whose shell is gone are
+// touched, so a live task of another worker with the same id (another
+// cluster on the host, parallel tests) is safe. It counts process groups (a leftover in the caller's own group
 // is killed alone and counts as one). A process that cleared its
 // environment escapes it.
 func ReapOrphans(id string) (int, error) {
@@ -46,6 +48,7 @@ func ReapOrphans(id string) (int, error) {
 		pgid, err := syscall.Getpgid(pid)
 		switch {
 		case err != nil: // gone meanwhile
+		case leaderAlive(pgid): // a live task (of a worker with the same id elsewhere)
 		case pgid == own:
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				killed++
@@ -58,6 +61,19 @@ func ReapOrphans(id string) (int, error) {
 		}
 	}
 	return killed, nil
+}
+
+// leaderAlive reports whether process group pgid still has its leader (a
+// task's shell) alive: only a group whose shell died with its worker is a
+// ghost. A zombie leader counts as dead.
+func leaderAlive(pgid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := bytes.Fields([]byte(s[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 2 && string(f[0]) != "Z" && string(f[2]) == strconv.Itoa(pgid)
 }
 
 // hasEnv reports whether the NUL-separated environment env holds the
