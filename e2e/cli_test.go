@@ -103,7 +103,7 @@ func TestCLIApplyAndRunWatch(t *testing.T) {
 
 	res = braid(t, s.cliEnv(), "get", runID[1])
 	require.Equal(t, 0, res.code)
-	require.Regexp(t, `(?m)^a\s+succeeded\s+1\s`, res.stdout)
+	require.Regexp(t, `(?m)^a\s+succeeded\s+1/1\s`, res.stdout)
 	res = braid(t, s.cliEnv(), "runs", "--workflow", ok, "--output", "json")
 	require.Equal(t, 0, res.code)
 	require.Contains(t, res.stdout, runID[1])
