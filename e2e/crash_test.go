@@ -94,20 +94,12 @@ func TestCrashMidStepWorker(t *testing.T) {
 // again soon after "stack is up", and the run succeeds.
 func TestCrashMidStepDev(t *testing.T) {
 	t.Parallel()
-	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), ".braid"), freeDevAddrs(t)
-	d := startDev(t, dir, dataDir, addrs)
-	c := d.stack.client(t)
 	logs := t.TempDir()
-	name, _ := c.register(faultDefinition(wfName(t, "order"), orderSteps(logs, 4*time.Second)))
-	id := c.start(name, `{}`)
-	c.waitRun(id, runTimeout, "charge running", func(r apiRun) bool { return r.node(t, "charge").State == "running" })
-	d.kill()
-	d2 := startDev(t, dir, dataDir, addrs)
-	up := time.Now()
-	c2 := d2.stack.client(t)
+	c, id, up := killDevDuring(t, orderSteps(logs, 4*time.Second), "charge running",
+		func(r apiRun) bool { return r.node(t, "charge").State == "running" })
 	require.NoError(t, poll(30*time.Second, func() (bool, error) { return len(executions(t, logs, "charge")) == 2, nil }))
 	t.Logf("charge running again %s after braid dev said the stack is up", time.Since(up).Round(time.Millisecond))
-	r := c2.waitDone(id, runTimeout)
+	r := c.waitDone(id, runTimeout)
 	require.Equal(t, "succeeded", r.Status, "%+v", r)
 	charge := r.node(t, "charge")
 	require.Equal(t, 1, charge.Attempt)
@@ -123,27 +115,37 @@ func TestCrashMidStepDev(t *testing.T) {
 // with the next pending step; nothing that completed runs again.
 func TestCrashBetweenSteps(t *testing.T) {
 	t.Parallel()
-	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), ".braid"), freeDevAddrs(t)
-	d := startDev(t, dir, dataDir, addrs)
-	c := d.stack.client(t)
 	logs := t.TempDir()
 	steps := orderSteps(logs, 100*time.Millisecond)
 	pause := faultNode{ID: "pause", Handler: "wait", Config: map[string]any{"duration": "3s"}, DependsOn: []string{"validate"}}
 	steps[1].DependsOn = []string{"pause"}
-	name, _ := c.register(faultDefinition(wfName(t, "order"), append(steps, pause)))
-	id := c.start(name, `{}`)
-	c.waitRun(id, runTimeout, "between validate and charge", func(r apiRun) bool {
+	c, id, _ := killDevDuring(t, append(steps, pause), "between validate and charge", func(r apiRun) bool {
 		return r.node(t, "validate").State == "succeeded" && r.node(t, "pause").State == "running"
 	})
-	d.kill()
-	d2 := startDev(t, dir, dataDir, addrs)
-	r := d2.stack.client(t).waitDone(id, runTimeout)
+	r := c.waitDone(id, runTimeout)
 	require.Equal(t, "succeeded", r.Status, "%+v", r)
 	requireRanOnce(t, logs, "validate", "charge", "ship")
 	for _, n := range r.Nodes {
 		require.Equal(t, 1, n.Attempt, "node %s", n.ID)
 		require.Empty(t, n.PastAttempts, "node %s", n.ID)
 	}
+}
+
+// killDevDuring starts `braid dev`, runs a workflow of nodes, SIGKILLs the
+// whole process once the run satisfies cond (what), and starts it again on
+// the same data directory. It returns a client of the new stack, the run
+// id and when the new stack said it was up.
+func killDevDuring(t *testing.T, nodes []faultNode, what string, cond func(apiRun) bool) (*apiClient, string, time.Time) {
+	t.Helper()
+	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), ".braid"), freeDevAddrs(t)
+	d := startDev(t, dir, dataDir, addrs)
+	c := d.stack.client(t)
+	name, _ := c.register(faultDefinition(wfName(t, "order"), nodes))
+	id := c.start(name, `{}`)
+	c.waitRun(id, runTimeout, what, cond)
+	d.kill()
+	d2 := startDev(t, dir, dataDir, addrs)
+	return d2.stack.client(t), id, time.Now()
 }
 
 // TestPermanentFailureRunsExactlyItsAttempts: seed 002's permanent failure

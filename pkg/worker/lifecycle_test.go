@@ -316,11 +316,8 @@ func TestLivenessIsRenewedAnnouncedAndDropped(t *testing.T) {
 	}
 	inc, _, _ := strings.Cut(b.w.Holder(), "/")
 	live := b.keys.WorkerLive(b.w.ID())
-	deadline := time.Now().Add(1500 * time.Millisecond) // several timeouts
-	for time.Now().Before(deadline) {
-		require.Equal(t, inc, b.rdb.Get(context.Background(), live).Val(), "liveness lapsed while the worker ran")
-		time.Sleep(50 * time.Millisecond)
-	}
+	require.Never(t, func() bool { return b.rdb.Get(context.Background(), live).Val() != inc },
+		1500*time.Millisecond, 20*time.Millisecond, "liveness lapsed while the worker ran (several timeouts)")
 	b.stop()
 	require.Zero(t, b.rdb.Exists(context.Background(), live).Val(), "a graceful stop leaves no liveness behind")
 }
