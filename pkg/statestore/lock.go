@@ -195,3 +195,31 @@ func (k Keys) ReleaseLocks(ctx context.Context, rdb redis.Cmdable, locks []HeldL
 	}
 	return nil
 }
+
+// dropHolderScript deletes a lock (run lock or bsm/redislock leader lease:
+// token + metadata) when its metadata is exactly ARGV[1].
+//
+//	KEYS[1] lock   ARGV[1] holder   ARGV[2] the token length of lock values
+//	returns 1 deleted, 0 free or held by another
+var dropHolderScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+local n = tonumber(ARGV[2])
+if cur and #cur == n + #ARGV[1] and string.sub(cur, n + 1) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// DropLockOf deletes the lock at key when holder holds it. A process
+// restarted under its stable instance name calls it for a leader lease its
+// killed predecessor held, to take the lease at once instead of after its
+// TTL (the same trust as LockRequest.TakeOver: no other live process uses
+// the name). It reports whether a lock was dropped.
+func DropLockOf(ctx context.Context, rdb redis.Scripter, key, holder string) (bool, error) {
+	if holder == "" {
+		return false, nil
+	}
+	n, err := dropHolderScript.Run(ctx, rdb, []string{key}, holder, LockTokenLen).Int()
+	if err != nil {
+		return false, fmt.Errorf("drop %s held by %s: %w", key, holder, err)
+	}
+	return n == 1, nil
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/bsm/redislock"
 	"github.com/stretchr/testify/require"
 )
 
@@ -143,4 +144,42 @@ func TestAcquireRunsTakesOverOnlyItsOwnInstance(t *testing.T) {
 		require.Equal(t, held[run], b.rdb.Get(b.ctx, b.keys.Lock(run)).Val())
 	}
 	require.Len(t, statestore.NewLockValue("x"), statestore.LockTokenLen+1)
+}
+
+// TestDropLockOfDropsOnlyThatHolder: a leader lease as bsm/redislock writes
+// it (a random token, then the holder's name) is dropped for exactly its
+// holder; leases of names sharing a prefix or suffix, a bare name and a
+// free key are left alone.
+func TestDropLockOfDropsOnlyThatHolder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	locker := redislock.New(b.rdb)
+	mine, err := locker.Obtain(b.ctx, "lease:mine", time.Minute, &redislock.Options{Metadata: "orch-1"})
+	require.NoError(t, err)
+	others := map[string]string{
+		"lease:suffix": statestore.NewLockValue("b-orch-1"),
+		"lease:prefix": statestore.NewLockValue("orch-10"),
+		"lease:short":  "orch-1",
+	}
+	for k, v := range others {
+		require.NoError(t, b.rdb.Set(b.ctx, k, v, time.Minute).Err())
+	}
+	for k := range others {
+		dropped, err := statestore.DropLockOf(b.ctx, b.rdb, k, "orch-1")
+		require.NoError(t, err)
+		require.False(t, dropped, k)
+		require.Equal(t, others[k], b.rdb.Get(b.ctx, k).Val())
+	}
+	dropped, err := statestore.DropLockOf(b.ctx, b.rdb, "lease:free", "orch-1")
+	require.NoError(t, err)
+	require.False(t, dropped)
+	dropped, err = statestore.DropLockOf(b.ctx, b.rdb, "lease:mine", "")
+	require.NoError(t, err)
+	require.False(t, dropped, "an empty holder drops nothing")
+	dropped, err = statestore.DropLockOf(b.ctx, b.rdb, "lease:mine", "orch-1")
+	require.NoError(t, err)
+	require.True(t, dropped)
+	_, err = locker.Obtain(b.ctx, "lease:mine", time.Minute, &redislock.Options{Metadata: "orch-1"})
+	require.NoError(t, err, "the lease is free again")
+	require.ErrorIs(t, mine.Refresh(b.ctx, time.Minute, nil), redislock.ErrNotObtained, "the old holder no longer holds it")
 }

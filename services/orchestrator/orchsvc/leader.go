@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
 )
 
 // leaderLease is the lease of one cluster-wide duty (maintenance, the
@@ -22,10 +24,20 @@ type leaderLease struct {
 	ttl    time.Duration
 	log    *slog.Logger
 	lock   *redislock.Lock
+	// predecessor, until the lease is first taken, is the Redis client with
+	// which a lease still held under owner is dropped: with a stable
+	// orchestrator id (Config.StableID) that holder is this process's
+	// killed predecessor, and the new incarnation leads at once instead of
+	// after the TTL. Nil otherwise.
+	predecessor redis.Scripter
 }
 
-func newLeaderLease(locker *redislock.Client, key, owner string, ttl time.Duration, log *slog.Logger) *leaderLease {
-	return &leaderLease{locker: locker, key: key, owner: owner, ttl: ttl, log: log}
+func newLeaderLease(locker *redislock.Client, key string, cfg Config, log *slog.Logger) *leaderLease {
+	l := &leaderLease{locker: locker, key: key, owner: cfg.ID, ttl: cfg.LeaderTTL, log: log}
+	if cfg.StableID {
+		l.predecessor = cfg.Redis
+	}
+	return l
 }
 
 // hold reports whether this orchestrator holds the lease now: it refreshes
@@ -45,12 +57,19 @@ func (l *leaderLease) hold(ctx context.Context) bool {
 		l.log.Warn("lost leader lease", "lease", l.key)
 		l.lock = nil
 	}
+	if l.predecessor != nil {
+		if dropped, err := statestore.DropLockOf(ctx, l.predecessor, l.key, l.owner); err != nil {
+			return false
+		} else if dropped {
+			l.log.Info("dropped the leader lease of a killed predecessor with this id", "lease", l.key)
+		}
+	}
 	lock, err := l.locker.Obtain(ctx, l.key, l.ttl, &redislock.Options{Metadata: l.owner})
 	if err != nil {
 		return false // ErrNotObtained: another orchestrator leads
 	}
 	l.log.Info("took leader lease", "lease", l.key)
-	l.lock = lock
+	l.lock, l.predecessor = lock, nil
 	return true
 }
 

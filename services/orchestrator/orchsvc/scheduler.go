@@ -48,7 +48,7 @@ func newScheduler(cfg Config, pub publisher, locker *redislock.Client) *schedule
 	log := cfg.Logger.With("component", "scheduler", "orchestrator_id", cfg.ID)
 	return &scheduler{
 		rdb: cfg.Redis, keys: cfg.Keys, pub: pub, clock: cfg.Clock, poll: cfg.SchedulePoll, log: log,
-		lease: newLeaderLease(locker, cfg.Keys.Leader("scheduler"), cfg.ID, cfg.LeaderTTL, log),
+		lease: newLeaderLease(locker, cfg.Keys.Leader("scheduler"), cfg, log),
 	}
 }
 

@@ -77,7 +77,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		cons: cons, prod: prod, owned: map[string]*owned{}, fences: fenceMemory{},
 		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
 		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
-		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg.ID, cfg.LeaderTTL, log),
+		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg, log),
 	}
 	s.sched = newScheduler(cfg, prod, locker)
 	return s, nil
