@@ -4,6 +4,10 @@ MODULES := proto-events pkg services/api services/orchestrator services/worker c
 GO ?= go
 FUZZTIME ?= 10s
 TEST_FLAGS ?= -race -count=1 -timeout 15m
+# The failpoints build tag (fault injection for the e2e suite): its own
+# packages are tested, and the code that calls them vetted, with the tag too.
+FAILPOINT_PKGS := services/orchestrator/internal/failpoint pkg/worker/internal/failpoint
+FAILPOINT_VET := services/orchestrator pkg/worker services/worker
 
 .PHONY: all build test test-short chaos lint proto deps fuzz run bench clean
 
@@ -20,6 +24,7 @@ build:
 ## test: unit, integration (real redis-server + kfake over TCP) and bounded fuzzing
 test: deps
 	@for m in $(MODULES); do echo "==> test $$m"; (cd $$m && $(GO) test $(TEST_FLAGS) ./...) || exit 1; done
+	@echo "==> test the failpoints builds"; for d in $(FAILPOINT_PKGS); do (cd $$d && $(GO) test -tags failpoints $(TEST_FLAGS) ./...) || exit 1; done
 	@$(MAKE) --no-print-directory fuzz
 
 ## test-short: the same without the race detector and fuzzing
@@ -37,6 +42,7 @@ fuzz:
 ## lint: go vet on every module, gofmt check
 lint:
 	@for m in $(MODULES); do echo "==> vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
+	@for d in $(FAILPOINT_VET); do echo "==> vet -tags failpoints $$d"; (cd $$d && $(GO) vet -tags failpoints ./...) || exit 1; done
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## proto: regenerate proto-events with the tools pinned in tools/go.mod

@@ -152,6 +152,62 @@ func killDevDuring(t *testing.T, nodes []faultNode, what string, cond func(apiRu
 	return d2.stack.client(t), id, time.Now()
 }
 
+// TestCrashAfterResultWorker: the worker is killed right after the broker
+// acknowledged charge's result (a failpoints build), before anything else
+// it does for the attempt. The result is applied: charge never runs again,
+// no attempt is lost, and ship runs once on the restarted worker.
+func TestCrashAfterResultWorker(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 1,
+		workerBin: func(int) string { return failpointBin(t, "worker") },
+		workerEnv: func(int) []string { return []string{"BRAID_FAILPOINT_EXIT_AFTER_RESULT=charge"} }})
+	c := f.client(t)
+	logs := t.TempDir()
+	id := c.start(f.register(c, "order", orderSteps(logs, 100*time.Millisecond)), `{}`)
+	w := f.workerProcs[0]
+	require.NoError(t, poll(runTimeout, func() (bool, error) { return w.exited(), nil }), "the failpoint did not kill the worker")
+	require.Contains(t, w.log(), "failpoint: exiting after a result")
+	f.restart(w, "BRAID_FAILPOINT_EXIT_AFTER_RESULT=")
+	requireCleanFinish(t, c, id, logs)
+}
+
+// TestCrashAfterResultOrchestrator: the orchestrator is killed right after
+// it stored charge's result (a failpoints build), before it published the
+// dispatch of ship or committed the result's offset. Its restart re-reads
+// the result (a duplicate now), re-sends the stored dispatch of ship, and
+// nothing runs twice.
+func TestCrashAfterResultOrchestrator(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 1,
+		orchBin: func(int) string { return failpointOrchestrator(t) },
+		orchEnv: func(int) []string { return []string{"BRAID_FAILPOINT_EXIT_AFTER_WRITE=charge"} }})
+	c := f.client(t)
+	logs := t.TempDir()
+	id := c.start(f.register(c, "order", orderSteps(logs, 100*time.Millisecond)), `{}`)
+	o := f.orchs[0]
+	require.NoError(t, poll(runTimeout, func() (bool, error) { return o.exited(), nil }), "the failpoint did not kill the orchestrator")
+	require.Contains(t, o.log(), "failpoint: exiting after a write")
+	f.restart(o, "BRAID_FAILPOINT_EXIT_AFTER_WRITE=")
+	requireCleanFinish(t, c, id, logs)
+}
+
+// requireCleanFinish waits for run id of orderSteps and checks that it
+// succeeded with every step executed exactly once, as its first attempt,
+// and nothing lost.
+func requireCleanFinish(t *testing.T, c *apiClient, id, logs string) {
+	t.Helper()
+	restarted := time.Now()
+	r := c.waitDone(id, runTimeout)
+	t.Logf("run done %s after the restart", time.Since(restarted).Round(time.Millisecond))
+	require.Equal(t, "succeeded", r.Status, "%+v", r)
+	requireRanOnce(t, logs, "validate", "charge", "ship")
+	for _, n := range r.Nodes {
+		require.Equal(t, 1, n.Attempt, "node %s", n.ID)
+		require.Zero(t, n.Lost, "node %s", n.ID)
+		require.Empty(t, n.PastAttempts, "node %s", n.ID)
+	}
+}
+
 // TestPermanentFailureRunsExactlyItsAttempts: seed 002's permanent failure
 // (fail_probability 1.0, max_retries 2) makes exactly three attempts, each
 // in the node's attempt history, and fails the run.

@@ -71,9 +71,11 @@ func (f *faultStack) kill(p *proc) {
 	p.kill()
 }
 
-func (f *faultStack) restart(p *proc) {
+// restart starts p again, with env added to its environment (see
+// proc.restart).
+func (f *faultStack) restart(p *proc, env ...string) {
 	f.t.Helper()
-	if err := p.restart(); err != nil {
+	if err := p.restart(env...); err != nil {
 		f.t.Fatal(err)
 	}
 	f.t.Logf("fault: restarted %s pid=%d", p.name, p.pid())

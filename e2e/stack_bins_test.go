@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,34 +60,35 @@ func bins(t testing.TB) binaries {
 	return builtBins
 }
 
-// Failpoint builds: built on first use only, beside the others.
+// Failpoint builds: built on first use only, beside the others, one per
+// service ("orchestrator", "worker").
 var (
-	failpointOnce sync.Once
-	failpointOrch string
-	failpointErr  error
+	failpointMu    sync.Mutex
+	failpointBuilt = map[string]string{}
 )
 
-// failpointOrchestrator builds the orchestrator with the failpoints build
-// tag (services/orchestrator/internal/failpoint), once, and returns its
-// path. Only the tests that inject a failpoint run it; every other test
-// runs the normal build, which has no failpoint code.
-func failpointOrchestrator(t testing.TB) string {
+// failpointOrchestrator is failpointBin(t, "orchestrator").
+func failpointOrchestrator(t testing.TB) string { return failpointBin(t, "orchestrator") }
+
+// failpointBin builds service with the failpoints build tag
+// (services/orchestrator/internal/failpoint, pkg/worker/internal/failpoint),
+// once, and returns its path. Only the tests that inject a failpoint run
+// it; every other test runs the normal build, which has no failpoint code.
+func failpointBin(t testing.TB, service string) string {
 	t.Helper()
-	root, dir := repoRoot(t), filepath.Dir(bins(t).Orchestrator)
-	failpointOnce.Do(func() {
-		out := filepath.Join(dir, "orchestrator-failpoints")
-		cmd := exec.Command("go", "build", "-tags", "failpoints", "-o", out, "./services/orchestrator")
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			failpointErr = fmt.Errorf("%w\n%s", err, b)
-			return
-		}
-		failpointOrch = out
-	})
-	if failpointErr != nil {
-		t.Fatalf("build the failpoints orchestrator: %v", failpointErr)
+	failpointMu.Lock()
+	defer failpointMu.Unlock()
+	if out, ok := failpointBuilt[service]; ok {
+		return out
 	}
-	return failpointOrch
+	out := filepath.Join(filepath.Dir(bins(t).Orchestrator), service+"-failpoints")
+	cmd := exec.Command("go", "build", "-tags", "failpoints", "-o", out, "./services/"+service)
+	cmd.Dir = repoRoot(t)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the failpoints %s: %v\n%s", service, err, b)
+	}
+	failpointBuilt[service] = out
+	return out
 }
 
 // removeBins deletes the build directory (from TestMain).

@@ -19,9 +19,7 @@ const (
 type proc struct {
 	// name is the process's role ("api", "worker-1"); logPath its log.
 	name, logPath string
-	// env is the BRAID_* environment it was started (and restarts) with.
-	env []string
-	p   *procstack.Proc
+	p             *procstack.Proc
 }
 
 // startProc starts bin with args and exactly env (plus the test's
@@ -33,17 +31,16 @@ func startProc(t testing.TB, dir, name, bin string, env []string, args ...string
 	if err != nil {
 		t.Fatal(err)
 	}
-	wp := newProc(p)
-	wp.env = env
-	return wp
+	return newProc(p)
 }
 
 // newProc wraps a process procstack started.
 func newProc(p *procstack.Proc) *proc { return &proc{name: p.Name(), logPath: p.LogPath(), p: p} }
 
 // restart starts the process again with the same binary, arguments and
-// environment, once the previous one has exited (killed or stopped).
-func (p *proc) restart() error { return p.p.Restart() }
+// environment plus env (kept for later restarts; the last of a repeated
+// name wins), once the previous one has exited (killed or stopped).
+func (p *proc) restart(env ...string) error { return p.p.Restart(env...) }
 
 // kill sends SIGKILL to the PID and waits for the exit.
 func (p *proc) kill() { p.p.Kill() }

@@ -60,8 +60,11 @@ type stackOpts struct {
 	// orchEnv, when set, adds to orchestrator i's environment (0-based).
 	orchEnv func(i int) []string
 	// orchBin, when set and not "", is the binary orchestrator i runs
-	// instead of the normal build (a failpoints build).
-	orchBin func(i int) string
+	// instead of the normal build (a failpoints build); workerBin the same
+	// for worker i.
+	orchBin, workerBin func(i int) string
+	// workerEnv, when set, adds to worker i's environment (0-based).
+	workerEnv func(i int) []string
 	// env is added to every service's environment; it overrides the
 	// stack's defaults (later duplicates win).
 	env []string
@@ -117,8 +120,15 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 	for i := range max(o.workers, 1) {
 		wid := fmt.Sprintf("%s-worker-%d", id, i+1)
 		s.Workers = append(s.Workers, wid)
-		s.workerProcs = append(s.workerProcs, startProc(t, dir, "worker-"+strconv.Itoa(i+1), s.bins.Worker,
-			append(append([]string{"BRAID_WORKER_CONCURRENCY=4", "BRAID_WORKER_DRAIN_TIMEOUT=5s"}, s.env...), "BRAID_WORKER_ID="+wid)))
+		env := append(append([]string{"BRAID_WORKER_CONCURRENCY=4", "BRAID_WORKER_DRAIN_TIMEOUT=5s"}, s.env...), "BRAID_WORKER_ID="+wid)
+		if o.workerEnv != nil {
+			env = append(env, o.workerEnv(i)...)
+		}
+		bin := s.bins.Worker
+		if o.workerBin != nil {
+			bin = cmp.Or(o.workerBin(i), bin)
+		}
+		s.workerProcs = append(s.workerProcs, startProc(t, dir, "worker-"+strconv.Itoa(i+1), bin, env))
 	}
 	s.procs = append(append(s.procs, s.orchs...), s.workerProcs...)
 	s.procs = append(s.procs, startProc(t, dir, "api", s.bins.API, append(s.env, "BRAID_API_ADDR="+apiAddr,

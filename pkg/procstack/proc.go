@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,13 +86,16 @@ func (p *Proc) launch() error {
 }
 
 // Restart starts the program again with the same binary, arguments and
-// environment. The previous process must have exited (killed or stopped).
-func (p *Proc) Restart() error {
+// environment, plus env (added to Spec.Env for this start and every later
+// one; for a repeated name the last one wins). The previous process must
+// have exited (killed or stopped).
+func (p *Proc) Restart(env ...string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.Exited() {
 		return fmt.Errorf("restart %s pid=%d: still running", p.spec.Name, p.PID())
 	}
+	p.spec.Env = append(slices.Clone(p.spec.Env), env...)
 	return p.launch()
 }
 

@@ -112,6 +112,15 @@ func TestKillAndRestart(t *testing.T) {
 	require.Equal(t, 2, strings.Count(p.Log(), "==== start phoenix ===="))
 	p.Kill()
 	p.Kill() // a second Kill of an exited process returns at once
+
+	require.NoError(t, p.Restart("BRAID_X=changed"))
+	waitLog(t, p, "up changed")
+	p.Kill()
+	require.NoError(t, p.Restart())
+	require.NoError(t, Poll(testBound, testPoll, func() (bool, error) {
+		return strings.Count(p.Log(), "up changed") == 2, nil
+	}), "an environment given to a restart is kept by later ones; log:\n%s", p.Log())
+	p.Kill()
 }
 
 func TestSignalStopContinue(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/worker/internal/failpoint"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -115,8 +116,12 @@ func (w *Worker) publish(ctx context.Context, prod *eventbus.Producer, batch []o
 	}
 	w.stats.published.Add(int64(len(msgs)))
 	for _, it := range batch {
-		if it.final != nil {
-			w.inflight.remove(it.final)
+		if it.final == nil {
+			continue
 		}
+		if failpoint.Enabled {
+			failpoint.ExitAfterResult(w.log, it.result.GetRunId(), it.result.GetNodeId())
+		}
+		w.inflight.remove(it.final)
 	}
 }

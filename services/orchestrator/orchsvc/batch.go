@@ -271,6 +271,9 @@ func (s *Service) persist(ctx context.Context, groups []*runBatch) (retry []*run
 		case err != nil:
 			return nil, false, err
 		case ok:
+			if failpoint.Enabled {
+				s.exitAfterWrite(g)
+			}
 			applied = append(applied, g)
 			msgs, err := s.messages(g)
 			if err != nil {

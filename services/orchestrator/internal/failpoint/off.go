@@ -9,3 +9,6 @@ const Enabled = false
 
 // HoldWrite never holds in a build without the failpoints tag.
 func HoldWrite(*slog.Logger, string) bool { return false }
+
+// ExitAfterWrite never exits in a build without the failpoints tag.
+func ExitAfterWrite(*slog.Logger, string, string) {}

@@ -14,4 +14,6 @@ func TestNoFailpointWithoutTheTag(t *testing.T) {
 	t.Setenv(EnvHoldWrite, "first")
 	require.False(t, Enabled)
 	require.False(t, HoldWrite(slog.New(slog.NewTextHandler(io.Discard, nil)), "run-a"))
+	t.Setenv(EnvExitAfterWrite, "charge")
+	ExitAfterWrite(slog.New(slog.NewTextHandler(io.Discard, nil)), "run-a", "charge") // the test goes on
 }

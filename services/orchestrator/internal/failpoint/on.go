@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -59,4 +60,19 @@ func waitPaused() time.Duration {
 		last = now
 	}
 	return 0
+}
+
+// kill ends the process as kill -9 would (a variable for the package's test).
+var kill = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+
+// ExitAfterWrite kills the process when EnvExitAfterWrite names node, the
+// node whose finished result the caller has just stored for run: nothing
+// after the write happens (no publish, no commit, no lock release). It
+// logs "failpoint: exiting after a write" first.
+func ExitAfterWrite(log *slog.Logger, run, node string) {
+	if want := os.Getenv(EnvExitAfterWrite); want == "" || want != node {
+		return
+	}
+	log.Warn("failpoint: exiting after a write", "run_id", run, "node_id", node)
+	kill()
 }

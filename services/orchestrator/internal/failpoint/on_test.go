@@ -37,3 +37,18 @@ func TestHoldWriteOffWithoutItsVariable(t *testing.T) {
 	require.True(t, Enabled)
 	require.False(t, HoldWrite(slog.New(slog.NewTextHandler(io.Discard, nil)), "run-a"))
 }
+
+func TestExitAfterWriteKillsOnlyForItsNode(t *testing.T) {
+	killed := 0
+	defer func(k func()) { kill = k }(kill)
+	kill = func() { killed++ }
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	t.Setenv(EnvExitAfterWrite, "")
+	ExitAfterWrite(log, "run-a", "charge")
+	require.Zero(t, killed, "off without its variable")
+	t.Setenv(EnvExitAfterWrite, "charge")
+	ExitAfterWrite(log, "run-a", "ship")
+	require.Zero(t, killed, "another node")
+	ExitAfterWrite(log, "run-a", "charge")
+	require.Equal(t, 1, killed)
+}
