@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var ginParam = regexp.MustCompile(`:([A-Za-z]+)`)
+var ginParam = regexp.MustCompile(`[:*]([A-Za-z]+)`)
 
 // TestOpenAPIMatchesRoutes checks that every gin route is in the document
 // and every operation of the document is a gin route.

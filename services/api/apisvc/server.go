@@ -31,6 +31,7 @@ type Server struct {
 	feed    *feed
 	hub     *hub
 	defs    *defCache
+	layouts layoutCache  // computed graph layouts by workflow version (layout.go)
 	latest  *latestCache // each workflow's latest version as last read (latest.go)
 	endings *endings     // requests waiting for runs to end (endings.go)
 	metrics *metrics

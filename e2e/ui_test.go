@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/e2e/internal/browser"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// The web UI in a real browser (Debian's Chromium, headless, driven by
+// chromedp) against the shared stack's api: every test fails on any
+// console error, uncaught exception, failed request or unexpected HTTP
+// error the page met (browser.Start), and saves screenshots under its temp
+// dir (or BRAID_SCREENSHOT_DIR).
+
+const uiWait = 20 * time.Second
+
+// openUI starts a browser, opens the UI and signs in with key.
+func openUI(t *testing.T, s *Stack, key string) *browser.Browser {
+	t.Helper()
+	b := browser.Start(t)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/"), chromedp.WaitVisible("#key", chromedp.ByQuery),
+		chromedp.SendKeys("#key", key, chromedp.ByQuery), chromedp.Click("#signin", chromedp.ByQuery),
+		chromedp.WaitVisible("#nav", chromedp.ByQuery))
+	return b
+}
+
+// count is the number of elements sel matches.
+func count(t *testing.T, b *browser.Browser, sel string) int {
+	var n int
+	b.Run(t, chromedp.Evaluate(fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n))
+	return n
+}
+
+// waitCount waits until sel matches want elements.
+func waitCount(t *testing.T, b *browser.Browser, sel string, want int) {
+	t.Helper()
+	js := fmt.Sprintf(`document.querySelectorAll(%q).length === %d`, sel, want)
+	b.Run(t, chromedp.Poll(js, nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(50*time.Millisecond)))
+}
+
+// TestUIRegisterTriggerWatch: a wrong key is refused with a clear message;
+// then, signed in: paste seed 000's definition, see an invalid one's
+// problems at their JSON paths, validate and register it, trigger a run
+// from the dashboard, watch its four nodes turn green live, and open a
+// node's attempt and log.
+func TestUIRegisterTriggerWatch(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	b := browser.Start(t)
+	b.Expect(401, "/whoami")
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/"), chromedp.WaitVisible("#key", chromedp.ByQuery),
+		chromedp.SendKeys("#key", "not-a-key", chromedp.ByQuery), chromedp.Click("#signin", chromedp.ByQuery))
+	b.WaitText(t, "#signin-error", "not accepted", uiWait)
+	b.Run(t, chromedp.SetValue("#key", s.Key, chromedp.ByQuery), chromedp.Click("#signin", chromedp.ByQuery),
+		chromedp.WaitVisible("#nav", chromedp.ByQuery))
+	var html string
+	b.Run(t, chromedp.OuterHTML("html", &html, chromedp.ByQuery))
+	require.NotContains(t, html, s.Key, "the key is in the page")
+
+	name := wfName(t, "ui-seed")
+	def := strings.Replace(string(readExample(t, "seed-000-example-workflow.json")), `"example_workflow"`, fmt.Sprintf("%q", name), 1)
+	b.Run(t, chromedp.Click(".register-open", chromedp.ByQuery), chromedp.WaitVisible("#definition", chromedp.ByQuery),
+		chromedp.SetValue("#definition", `{"name": "bad", "nodes": [{"id": "a", "handler": "shell"}, {"id": "b", "handler": "shell", "depends_on": ["zz"]}]}`, chromedp.ByQuery),
+		chromedp.Click("button.validate", chromedp.ByQuery))
+	b.WaitText(t, "#validation", `unknown node "zz"`, uiWait)
+	b.WaitText(t, "#validation", "$.nodes[1].depends_on[0] (line 1)", uiWait)
+	b.Screenshot(t, "problems")
+	b.Run(t, chromedp.SetValue("#definition", def, chromedp.ByQuery), chromedp.Click("button.validate", chromedp.ByQuery))
+	b.WaitText(t, "#validation", "Valid definition", uiWait)
+	b.Run(t, chromedp.Click("button.register", chromedp.ByQuery))
+	b.WaitText(t, "#validation", "Registered "+name+" version 1", uiWait)
+
+	row := fmt.Sprintf(`tr[data-workflow=%q] .run-workflow`, name)
+	b.Run(t, chromedp.WaitVisible(row, chromedp.ByQuery), chromedp.Click(row, chromedp.ByQuery),
+		chromedp.WaitVisible(".start-run", chromedp.ByQuery), chromedp.Click(".start-run", chromedp.ByQuery),
+		chromedp.WaitVisible("svg.dag", chromedp.ByQuery))
+	waitCount(t, b, "g.node.s-succeeded", 4)
+	b.WaitText(t, ".runhead .badge", "succeeded", uiWait)
+	b.WaitText(t, "#feed-state", "live", uiWait)
+	b.Run(t, chromedp.Click(`g.node[data-node="D"]`, chromedp.ByQuery))
+	b.WaitText(t, "#node-attempt", "Attempt 1 of 1", uiWait)
+	b.WaitText(t, "#node-logs", "D", uiWait)
+	b.Run(t, chromedp.Click(".show-output", chromedp.ByQuery))
+	b.WaitText(t, "#node-output", `"stdout": "D\n"`, uiWait)
+	b.Screenshot(t, "run")
+}
+
+// TestUICancelLongRun: a running node is blue; Cancel turns the run and the
+// node amber.
+func TestUICancelLongRun(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register(shellWorkflow(wfName(t, "ui-long"), map[string]string{"slow": "sleep 60"}, nil))
+	id := c.start(name, `{}`)
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible("svg.dag", chromedp.ByQuery))
+	waitCount(t, b, "g.node.s-running", 1)
+	b.Screenshot(t, "running")
+	b.Run(t, chromedp.Click(".act-cancel", chromedp.ByQuery))
+	b.WaitText(t, ".runhead .badge", "cancelled", uiWait)
+	waitCount(t, b, "g.node.s-cancelled", 1)
+	b.Screenshot(t, "cancelled")
+	require.Equal(t, "cancelled", c.run(id).Status)
+}
+
+// TestUIApproveApprovalNode: an approval node waits; Approve in its panel
+// lets the run go on to the end.
+func TestUIApproveApprovalNode(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register([]byte(fmt.Sprintf(`{"name": %q, "nodes": [
+		{"id": "gate", "handler": "approval", "config": {"message": "ship it?"}},
+		{"id": "after", "handler": "noop", "depends_on": ["gate"]}]}`, wfName(t, "ui-approve"))))
+	id := c.start(name, `{}`)
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="gate"]`, chromedp.ByQuery))
+	b.WaitText(t, `g.node[data-node="gate"] text.sub`, "awaiting approval", uiWait)
+	b.Run(t, chromedp.Click(`g.node[data-node="gate"]`, chromedp.ByQuery), chromedp.WaitVisible(".act-approve", chromedp.ByQuery))
+	b.Screenshot(t, "approval")
+	b.Run(t, chromedp.Click(".act-approve", chromedp.ByQuery))
+	waitCount(t, b, "g.node.s-succeeded", 2)
+	b.WaitText(t, ".runhead .badge", "succeeded", uiWait)
+}
+
+// TestUIReadKeyShowsNoMutatingControls: with a read key the dashboard, a
+// running run's page and its node panel offer nothing that changes state.
+func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register(shellWorkflow(wfName(t, "ui-read"), map[string]string{"slow": "sleep 30"}, nil))
+	id := c.start(name, `{}`)
+	b := openUI(t, s, s.ReadKey)
+	b.WaitText(t, "#who", "read-only", uiWait)
+	b.Run(t, chromedp.WaitVisible(fmt.Sprintf(`tr[data-workflow=%q]`, name), chromedp.ByQuery))
+	for _, sel := range []string{".register-open", ".load-examples", ".run-workflow"} {
+		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
+	}
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="slow"]`, chromedp.ByQuery),
+		chromedp.Click(`g.node[data-node="slow"]`, chromedp.ByQuery), chromedp.WaitVisible("#node-attempt", chromedp.ByQuery))
+	for _, sel := range []string{".act-cancel", ".act-pause", ".act-retry", ".act-rerun", ".act-approve"} {
+		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
+	}
+	b.Screenshot(t, "read-only")
+	c.call(http.MethodPost, "/runs/"+id+"/cancel", []byte(`{}`), http.StatusAccepted, nil)
+}

@@ -1,0 +1,209 @@
+// dashboard.js: workflows, recent runs (filters, cursor paging), register
+// a definition (paste or upload → validate → register), trigger a run with
+// a form built from the workflow's inputs, and "load examples".
+
+import { get, post, q, enc, ApiError } from "./api.js";
+import { h, clear, badge, button, fmtTime, fmtDuration } from "./dom.js";
+import { isWriter } from "./auth.js";
+import { jsonPositions, locate, lineOf } from "./jsonpos.js";
+
+const PAGE = 50;
+const STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"];
+
+export function dashboardView(root, params) {
+  const state = { workflow: params.get("workflow") || "", status: params.get("status") || "", cursors: [""], page: 0 };
+  const wfBody = h("tbody#workflows");
+  const runsBody = h("tbody#runs");
+  const wfFilter = h("select#filter-workflow", { "aria-label": "workflow", onchange: () => filter() }, h("option", { value: "" }, "all workflows"));
+  const stFilter = h("select#filter-status", { "aria-label": "status", onchange: () => filter() },
+    h("option", { value: "" }, "any status"), STATUSES.map((s) => h("option", { value: s }, s)));
+  const pager = h("div.pager");
+  const side = h("div#side");
+  let timer = null;
+  let alive = true;
+
+  const filter = () => {
+    state.workflow = wfFilter.value;
+    state.status = stFilter.value;
+    state.cursors = [""];
+    state.page = 0;
+    loadRuns();
+  };
+
+  async function loadWorkflows() {
+    const { items } = await get("/workflows");
+    const rows = [];
+    for (const wf of items) {
+      const o = h("option", { value: wf.name }, wf.name);
+      if (![...wfFilter.options].some((x) => x.value === wf.name)) wfFilter.append(o);
+      rows.push(workflowRow(wf));
+    }
+    wfFilter.value = state.workflow;
+    clear(wfBody, rows.length ? rows : h("tr", h("td.muted", { colspan: 6 }, "No workflows yet. Register one, or load the examples.")));
+  }
+
+  function workflowRow(wf) {
+    const last = h("td"), rate = h("td");
+    get("/runs" + q({ workflow: wf.name, limit: 50 })).then(({ items }) => {
+      if (!items.length) return clear(last, h("span.muted", "never"));
+      clear(last, h("a", { href: `#/runs/${enc(items[0].id)}` }, badge(items[0].status), " ", fmtTime(items[0].created_at)));
+      const ended = items.filter((r) => ["succeeded", "failed", "cancelled"].includes(r.status));
+      if (ended.length) {
+        const ok = ended.filter((r) => r.status === "succeeded").length;
+        clear(rate, `${Math.round((100 * ok) / ended.length)}%`, h("span.muted", ` of ${ended.length}`));
+      }
+    }).catch(() => {});
+    return h("tr", { dataset: { workflow: wf.name } },
+      h("td", h("strong", wf.name)), h("td", `v${wf.latest_version}`), last, rate,
+      h("td", fmtTime(wf.updated_at)),
+      h("td.actions", isWriter() && button("Run…", () => triggerForm(side, wf.name), "primary small run-workflow")));
+  }
+
+  async function loadRuns() {
+    const cursor = state.cursors[state.page];
+    const { items, next_cursor } = await get("/runs" + q({ workflow: state.workflow, status: state.status, limit: PAGE, cursor }));
+    clear(runsBody, items.length ? items.map(runRow) : h("tr", h("td.muted", { colspan: 6 }, "No runs match.")));
+    state.cursors[state.page + 1] = next_cursor || null;
+    clear(pager,
+      button("← Newer", () => { state.page--; loadRuns(); }, "small"),
+      h("span.muted", ` page ${state.page + 1} `),
+      button("Older →", () => { state.page++; loadRuns(); }, "small"));
+    pager.children[0].disabled = state.page === 0;
+    pager.children[2].disabled = !next_cursor;
+  }
+
+  const refresh = async () => {
+    if (!alive) return;
+    try {
+      await Promise.all([loadWorkflows(), state.page === 0 ? loadRuns() : null]);
+    } catch (err) {
+      if (!(err instanceof TypeError)) console.warn(err);
+    }
+    timer = setTimeout(refresh, 3000);
+  };
+
+  clear(root,
+    h("div.dash",
+      h("section.main",
+        h("div.section-head", h("h2", "Workflows"), h("span.spacer"),
+          isWriter() && button("Load examples", () => loadExamples(side, refreshNow), "small load-examples"),
+          isWriter() && button("Register workflow…", () => registerForm(side, refreshNow), "primary small register-open")),
+        h("table.grid", h("thead", h("tr", ["Name", "Version", "Last run", "Success", "Updated", ""].map((t) => h("th", t)))), wfBody),
+        h("div.section-head", h("h2", "Runs"), h("span.spacer"), wfFilter, stFilter),
+        h("table.grid.runs", h("thead", h("tr", ["Run", "Workflow", "Status", "Started", "Duration", "By"].map((t) => h("th", t)))), runsBody),
+        pager),
+      side));
+  wfFilter.value = state.workflow;
+  stFilter.value = state.status;
+  const refreshNow = () => { clearTimeout(timer); refresh(); };
+  refresh();
+  return { destroy() { alive = false; clearTimeout(timer); } };
+}
+
+function runRow(r) {
+  const dur = r.finished_at && r.started_at ? Date.parse(r.finished_at) - Date.parse(r.started_at) : null;
+  return h("tr", { dataset: { run: r.id, status: r.status } },
+    h("td", h("a.mono", { href: `#/runs/${enc(r.id)}` }, r.id.slice(0, 8) + "…" + r.id.slice(-6))),
+    h("td", r.workflow, h("span.muted", ` v${r.version}`)),
+    h("td", badge(r.status), r.paused ? h("span.muted", " paused") : null),
+    h("td", fmtTime(r.started_at || r.created_at)),
+    h("td", fmtDuration(dur)),
+    h("td.muted", r.requested_by || ""));
+}
+
+// registerForm: paste or upload a definition, validate, register.
+function registerForm(side, done) {
+  const text = h("textarea#definition", { spellcheck: "false", rows: 18, placeholder: '{"name": "hello", "nodes": [{"id": "a", "handler": "shell", "config": {"command": "echo hi"}}]}' });
+  const file = h("input#definition-file", { type: "file", accept: ".json,application/json",
+    onchange: async () => { if (file.files[0]) { text.value = await file.files[0].text(); result(); } } });
+  const out = h("div#validation", { role: "status" });
+  const result = (...c) => clear(out, ...c);
+  const problems = (list) => {
+    const pos = jsonPositions(text.value);
+    text.classList.add("invalid");
+    return h("ul.problems", list.map((p) => {
+      const at = locate(pos, p.path);
+      return h("li.problem", { dataset: { path: p.path } },
+        h("button.link.mono", { type: "button", title: "show in the definition",
+          onclick: () => { if (at) { text.focus(); text.setSelectionRange(at[0], at[1]); } } },
+          p.path, at ? ` (line ${lineOf(text.value, at[0])})` : ""),
+        " ", p.message);
+    }));
+  };
+  const body = () => { try { return JSON.parse(text.value); } catch (e) { return e; } };
+  const validate = async () => {
+    text.classList.remove("invalid");
+    const b = body();
+    if (b instanceof Error) return result(h("p.error", `Not JSON: ${b.message}`)), false;
+    const v = await post("/workflows/validate", b);
+    if (v.valid) return result(h("p.ok#valid", "✓ Valid definition")), true;
+    result(h("p.error", `${v.problems.length} problem${v.problems.length > 1 ? "s" : ""}:`), problems(v.problems));
+    return false;
+  };
+  const register = async () => {
+    if (!(await validate())) return;
+    try {
+      const r = await post("/workflows", body());
+      result(h("p.ok#registered", `Registered ${r.name} version ${r.version}.`));
+      done();
+    } catch (err) {
+      result(h("p.error", err.message), err.problem?.errors ? problems(err.problem.errors) : null);
+    }
+  };
+  clear(side, h("section.panel#register",
+    h("div.section-head", h("h2", "Register a workflow"), h("span.spacer"), button("×", () => clear(side), "small close")),
+    h("p.muted", "Paste a definition or upload a JSON file."), text, file,
+    h("div.buttons", button("Validate", validate, "validate"), button("Register", register, "primary register")), out));
+  text.focus();
+}
+
+// triggerForm: a run's input, one field per declared input.
+async function triggerForm(side, name) {
+  const wf = await get(`/workflows/${enc(name)}`);
+  const inputs = Object.entries(wf.definition.inputs || {}).sort(([a], [b]) => a.localeCompare(b));
+  const fields = inputs.map(([k, spec]) => {
+    const def = spec.default === undefined ? "" : (spec.type === "string" ? spec.default : JSON.stringify(spec.default));
+    const input = h("input", { name: k, id: `input-${k}`, value: def, placeholder: spec.type || "any JSON", required: spec.required });
+    return { k, spec, input, row: h("label.field", h("span", k, spec.required ? " *" : "", h("span.muted", ` ${spec.type || "any"}`)), input, spec.description ? h("small.muted", spec.description) : null) };
+  });
+  const out = h("div#trigger-result", { role: "status" });
+  const start = async () => {
+    const input = {};
+    for (const f of fields) {
+      const raw = f.input.value;
+      if (raw === "") continue;
+      if (f.spec.type === "string") input[f.k] = raw;
+      else {
+        try { input[f.k] = JSON.parse(raw); } catch { input[f.k] = f.spec.type ? raw : raw; }
+      }
+    }
+    try {
+      const r = await post(`/workflows/${enc(name)}/runs`, { input });
+      location.hash = `#/runs/${enc(r.run_id)}`;
+    } catch (err) {
+      clear(out, h("p.error", err.message), err.problem?.errors ? h("ul.problems", err.problem.errors.map((p) => h("li", h("span.mono", p.path), " ", p.message))) : null);
+    }
+  };
+  clear(side, h("section.panel#trigger",
+    h("div.section-head", h("h2", `Run ${name}`), h("span.spacer"), button("×", () => clear(side), "small close")),
+    h("p.muted", `version ${wf.version}`),
+    fields.length ? fields.map((f) => f.row) : h("p.muted", "This workflow declares no inputs."),
+    h("div.buttons", button("Start run", start, "primary start-run")), out));
+}
+
+// loadExamples registers every example workflow shipped with the UI.
+async function loadExamples(side, done) {
+  const out = h("ul#examples-result");
+  clear(side, h("section.panel", h("div.section-head", h("h2", "Examples"), h("span.spacer"), button("×", () => clear(side), "small close")), out));
+  const { files } = await get("examples/index.json", { key: "" });
+  for (const f of files) {
+    try {
+      const def = await get(`examples/${f}`, { key: "" });
+      const r = await post("/workflows", def);
+      out.append(h("li", `✓ ${r.name} v${r.version}`));
+    } catch (err) {
+      out.append(h("li.error", `${f}: ${err.message}`));
+    }
+  }
+  done();
+}
