@@ -58,6 +58,7 @@ func TestDevRestartKeepsState(t *testing.T) {
 	d := startDev(t, dir, dataDir, addrs)
 	require.Contains(t, d.log(), d.stack.Key, "the generated key is printed")
 	require.Contains(t, d.log(), "curl ", "a copy-paste curl example is printed")
+	require.Contains(t, d.log(), "Web UI   http://"+addrs.api+"/ui/", "the UI's address is printed")
 	st, err := os.Stat(filepath.Join(dataDir, "api-key"))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())

@@ -152,3 +152,35 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 	b.Screenshot(t, "read-only")
 	c.call(http.MethodPost, "/runs/"+id+"/cancel", []byte(`{}`), http.StatusAccepted, nil)
 }
+
+// TestUIRecoversWhenTheAPIComesBack: with the api killed under an open run
+// page, the page says it is reconnecting; once the api is back, the live
+// feed reconnects by itself (Last-Event-ID) and the run's later states
+// all arrive: every node ends green without a reload.
+func TestUIRecoversWhenTheAPIComesBack(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 1})
+	c := f.client(t)
+	name, _ := c.register(shellWorkflow(wfName(t, "ui-down"), map[string]string{"a": "sleep 1", "b": "sleep 2", "c": "true"},
+		map[string][]string{"b": {"a"}, "c": {"b"}}))
+	id := c.start(name, `{}`)
+	b := openUI(t, f.Stack, f.Key)
+	b.ExpectFailed("ERR_CONNECTION_REFUSED")          // while the api is down
+	b.ExpectFailed("ERR_INCOMPLETE_CHUNKED_ENCODING") // the live feed cut by the kill
+	b.Run(t, chromedp.Navigate(f.URL+"/ui/#/runs/"+id), chromedp.WaitVisible("svg.dag", chromedp.ByQuery))
+	b.WaitText(t, "#feed-state", "live", uiWait)
+	api := f.procs[len(f.procs)-1]
+	require.Equal(t, "api", api.name)
+	f.kill(api)
+	b.Run(t, chromedp.WaitVisible("#banner", chromedp.ByQuery))
+	b.WaitText(t, "#banner", "not reachable", uiWait)
+	b.WaitText(t, "#feed-state", "reconnecting", uiWait)
+	b.Screenshot(t, "api-down")
+	f.hold(3*time.Second, api) // the run moves on meanwhile: its states must not be missed
+	f.restart(api)
+	b.WaitText(t, "#feed-state", "live", uiWait)
+	b.Run(t, chromedp.WaitNotVisible("#banner", chromedp.ByQuery))
+	waitCount(t, b, "g.node.s-succeeded", 3)
+	b.WaitText(t, ".runhead .badge", "succeeded", uiWait)
+	b.Screenshot(t, "recovered")
+}

@@ -30,6 +30,7 @@ type Browser struct {
 	mu       sync.Mutex
 	problems []string
 	expected []expectation
+	failures []string // error texts of failed requests that are expected
 	shots    int
 	dir      string
 }
@@ -152,6 +153,14 @@ func (b *Browser) Expect(status int, url string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.expected = append(b.expected, expectation{status, url})
+}
+
+// ExpectFailed declares failed requests whose error text contains text
+// expected (e.g. net::ERR_CONNECTION_REFUSED while a test keeps the api down).
+func (b *Browser) ExpectFailed(text string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures = append(b.failures, text)
 }
 
 // Problems is every console error, uncaught exception, failed request and

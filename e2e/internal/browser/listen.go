@@ -26,7 +26,7 @@ func (b *Browser) listen(ev any) {
 	case *network.EventLoadingFailed:
 		// A fetch or stream the page aborted on purpose (leaving a view,
 		// closing a feed) is not a problem.
-		if e.Canceled || strings.Contains(e.ErrorText, "ERR_ABORTED") {
+		if e.Canceled || strings.Contains(e.ErrorText, "ERR_ABORTED") || b.failureExpected(e.ErrorText) {
 			return
 		}
 		b.add(fmt.Sprintf("request %s failed: %s", e.RequestID, e.ErrorText))
@@ -41,6 +41,17 @@ func (b *Browser) add(p string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.problems = append(b.problems, p)
+}
+
+func (b *Browser) failureExpected(text string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, f := range b.failures {
+		if strings.Contains(text, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *Browser) isExpected(status int, url string) bool {

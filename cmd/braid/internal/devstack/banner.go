@@ -16,6 +16,7 @@ const exampleWorkflow = "example_workflow"
 
 var bannerTmpl = template.Must(template.New("banner").Parse(`
 Braid dev stack is up.
+  Web UI   {{.URL}}/ui/  (sign in with the API key below; "Load examples" registers the examples)
   API      {{.URL}}
   Kafka    {{.Kafka}}  (data in {{.KafkaDir}})
   Redis    {{.Redis}}

@@ -50,6 +50,7 @@ export function drawGraph(container, layout, nodes, { onSelect }) {
 
   // Pan and zoom: one transform on the view group.
   let t = { x: 0, y: 0, k: 1 };
+  let moved = false; // the user panned or zoomed: stop fitting on resize
   const apply = () => view.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
   const zoomAt = (f, cx, cy) => {
     const k = Math.min(4, Math.max(0.02, t.k * f));
@@ -58,12 +59,13 @@ export function drawGraph(container, layout, nodes, { onSelect }) {
   };
   root.addEventListener("wheel", (e) => {
     e.preventDefault();
+    moved = true;
     const r = root.getBoundingClientRect();
     zoomAt(Math.exp(-e.deltaY * 0.0015), e.clientX - r.left, e.clientY - r.top);
   }, { passive: false });
   let drag = null;
   root.addEventListener("pointerdown", (e) => { if (e.target === root || e.target.closest(".edges")) { drag = { x: e.clientX - t.x, y: e.clientY - t.y }; root.setPointerCapture(e.pointerId); } });
-  root.addEventListener("pointermove", (e) => { if (drag) { t.x = e.clientX - drag.x; t.y = e.clientY - drag.y; apply(); } });
+  root.addEventListener("pointermove", (e) => { if (drag) { moved = true; t.x = e.clientX - drag.x; t.y = e.clientY - drag.y; apply(); } });
   root.addEventListener("pointerup", () => { drag = null; });
   const fit = () => {
     const r = root.getBoundingClientRect();
@@ -75,6 +77,7 @@ export function drawGraph(container, layout, nodes, { onSelect }) {
     const it = byId.get(id);
     if (!it) return false;
     const r = root.getBoundingClientRect();
+    moved = true;
     t.k = Math.max(t.k, 0.8);
     t.x = r.width / 2 - (it.p.x + layout.node_width / 2) * t.k;
     t.y = r.height / 2 - (it.p.y + layout.node_height / 2) * t.k;
@@ -82,11 +85,13 @@ export function drawGraph(container, layout, nodes, { onSelect }) {
     return true;
   };
   requestAnimationFrame(fit);
+  // Refit when the panel opens or the window changes, until the user moves.
+  new ResizeObserver(() => { if (!moved) fit(); }).observe(root);
 
   let selected = null;
   return {
-    fit,
-    zoom: (f) => { const r = root.getBoundingClientRect(); zoomAt(f, r.width / 2, r.height / 2); },
+    fit: () => { moved = false; fit(); },
+    zoom: (f) => { moved = true; const r = root.getBoundingClientRect(); zoomAt(f, r.width / 2, r.height / 2); },
     // find centres and selects the first node whose id contains text.
     find(text) {
       const want = text.trim().toLowerCase();

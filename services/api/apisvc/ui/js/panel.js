@@ -81,7 +81,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     const s = stream(`${base}/logs` + q({ follow: "true", attempt }), {
       onEvent: (type, data) => {
         if (type === "line") logs.append(`${data.stream === "stderr" ? "! " : ""}${data.line}\n`);
-        else if (type === "end") logs.append(h("span.muted", `— attempt ${data.attempt} ${data.reason}\n`));
+        else if (type === "end") logs.append(h("span.muted", `— ${data.reason}\n`));
       },
       stopWhen: (type) => type === "end",
     });
