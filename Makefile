@@ -9,7 +9,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 15m
 FAILPOINT_PKGS := services/orchestrator/internal/failpoint pkg/worker/internal/failpoint
 FAILPOINT_VET := services/orchestrator pkg/worker services/worker
 
-.PHONY: all build test test-short chaos lint proto deps fuzz run bench clean
+.PHONY: all build test test-short chaos lint proto deps fuzz run bench clean ui
 
 all: build
 
@@ -62,3 +62,9 @@ bench:
 
 clean:
 	rm -rf .braid
+
+## ui: copy the example workflows into the web UI's embedded assets (no JS build step: the UI is plain ES modules)
+ui:
+	@rm -f services/api/apisvc/ui/examples/*.json
+	@cp examples/*.json services/api/apisvc/ui/examples/
+	@cd services/api/apisvc/ui/examples && { printf '{\n "files": [\n'; ls *.json | grep -v '^index.json$$' | sed 's/.*/  "&"/' | paste -sd, | sed 's/,/,\n/g'; printf ' ]\n}\n'; } > index.json.tmp && mv index.json.tmp index.json

@@ -184,3 +184,29 @@ func TestUIRecoversWhenTheAPIComesBack(t *testing.T) {
 	b.WaitText(t, ".runhead .badge", "succeeded", uiWait)
 	b.Screenshot(t, "recovered")
 }
+
+// TestUILoadExamplesAndFanOut: "Load examples" registers every example
+// workflow shipped with the UI; a fan-out run shows its foreach node as one
+// node with its instance count, and its panel pages through the instances.
+func TestUILoadExamplesAndFanOut(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.Click(".load-examples", chromedp.ByQuery))
+	for _, wf := range []string{"order-processing", "example_workflow", "fan-out", "templates-and-inputs"} {
+		b.WaitText(t, "#examples-result", "✓ "+wf+" v", uiWait)
+	}
+	require.Zero(t, count(t, b, "#examples-result li.error"))
+	b.Screenshot(t, "examples")
+
+	c := s.client(t)
+	id := c.start("fan-out", `{}`)
+	c.waitDone(id, runTimeout)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="greet"]`, chromedp.ByQuery))
+	b.WaitText(t, `g.node[data-node="greet"] text.sub`, "4/4", uiWait)
+	b.WaitText(t, `g.node[data-node="shard"] text.sub`, "3/3", uiWait)
+	b.Run(t, chromedp.Click(`g.node[data-node="greet"]`, chromedp.ByQuery))
+	b.WaitText(t, "#node-instances", "4 instances: 4 succeeded", uiWait)
+	waitCount(t, b, "#node-instances tr", 4)
+	b.Screenshot(t, "fan-out")
+}
