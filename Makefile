@@ -9,7 +9,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 15m
 FAILPOINT_PKGS := services/orchestrator/internal/failpoint pkg/worker/internal/failpoint
 FAILPOINT_VET := services/orchestrator pkg/worker services/worker
 
-.PHONY: all build test test-short chaos lint proto deps fuzz run bench clean ui
+.PHONY: all build test test-short chaos lint proto deps fuzz run bench bench-ui clean ui
 
 all: build
 
@@ -62,6 +62,11 @@ bench:
 
 clean:
 	rm -rf .braid
+
+## bench-ui: the run page in headless Chromium at 1,000 and 10,000 nodes (JSON lines on stdout)
+bench-ui: deps
+	@cd e2e && { BRAID_UI_BENCH=1 $(GO) test -count=1 -timeout 20m -run 'TestUIBench$$' -v . > ../.braid-bench-ui.log 2>&1; s=$$?; \
+	  grep '^{' ../.braid-bench-ui.log; [ $$s -eq 0 ] || { tail -40 ../.braid-bench-ui.log; echo "bench-ui failed; full log in .braid-bench-ui.log"; exit $$s; }; }
 
 ## ui: copy the example workflows into the web UI's embedded assets (no JS build step: the UI is plain ES modules)
 ui:

@@ -40,6 +40,7 @@ type apiRun struct {
 	Status   string    `json:"status"`
 	Error    string    `json:"error"`
 	Created  string    `json:"created_at"`
+	Finished string    `json:"finished_at"`
 	Nodes    []apiNode `json:"nodes"`
 }
 

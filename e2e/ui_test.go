@@ -150,6 +150,16 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
 	}
 	b.Screenshot(t, "read-only")
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/workers"), chromedp.WaitVisible("#workers", chromedp.ByQuery))
+	for _, w := range s.Workers {
+		b.WaitText(t, fmt.Sprintf(`tr[data-worker=%q]`, w), "live", uiWait)
+	}
+	b.Screenshot(t, "workers")
+	// Sign-out forgets the key: the next visit asks for one again.
+	var stored string
+	b.Run(t, chromedp.Click("#signout", chromedp.ByQuery), chromedp.WaitVisible("#key", chromedp.ByQuery),
+		chromedp.Evaluate(`localStorage.getItem("braid.apiKey") ?? ""`, &stored))
+	require.Empty(t, stored, "the key outlived sign-out")
 	c.call(http.MethodPost, "/runs/"+id+"/cancel", []byte(`{}`), http.StatusAccepted, nil)
 }
 

@@ -29,11 +29,17 @@ export function runView(root, id) {
     button("Fit", () => graph?.fit(), "small fit"), button("+", () => graph?.zoom(1.25), "small"), button("−", () => graph?.zoom(0.8), "small"), status);
   clear(root, h("div.runpage", head, h("div.split", h("div.graphwrap", tools, canvas), side), h("h3", "Timeline"), timeline));
 
-  const byId = () => new Map(run.nodes.map((n) => [n.id, n]));
+  let index = null; // node id → node of the current run object
+  const byId = () => {
+    if (!index || index.run !== run) index = { run, map: new Map(run.nodes.map((n) => [n.id, n])) };
+    return index.map;
+  };
   const select = (nodeId) => {
+    const t0 = performance.now();
     graph?.select(nodeId);
     panel?.destroy();
     panel = nodePanel(side, id, run, nodeId, reload);
+    performance.measure("braid:select", { start: t0 }); // read by the UI bench
   };
 
   async function init() {
@@ -53,6 +59,7 @@ export function runView(root, id) {
       graph = drawGraph(canvas, layout, layout.nodes.map((p) => nodes.get(p.id)), { onSelect: select });
     }
     drawTimeline(timeline, run);
+    performance.mark("braid:graph-drawn"); // read by the UI bench (e2e/uibench_test.go)
     feed = stream(`/runs/${enc(id)}/events`, {
       onEvent: (type, data) => (type === "snapshot" ? applySnapshot(data) : applyUpdate(data)),
       onState: (s) => {
@@ -65,9 +72,7 @@ export function runView(root, id) {
   function applySnapshot(r) {
     run = r;
     for (const n of run.nodes) graph.update(n);
-    renderHead();
-    drawTimeline(timeline, run);
-    panel?.refresh(run);
+    paintLater();
   }
 
   function applyUpdate(ev) {
@@ -85,11 +90,45 @@ export function runView(root, id) {
       if (c.state === "queued" && c.at) n.queued_at = c.at;
       graph.update(n);
     }
-    if (ev.run_status) run.status = ev.run_status;
     run.seq = ev.seq;
-    renderHead();
-    scheduleReload(fanout ? 300 : 1000);
-    panel?.refresh(run);
+    if (ev.run_status && ev.run_status !== run.status) {
+      run.status = ev.run_status;
+      if (["succeeded", "failed", "cancelled"].includes(run.status)) {
+        performance.mark("braid:run-ended"); // read by the UI bench (e2e/uibench_test.go)
+        scheduleReload(0); // final durations, errors and outputs
+      }
+    }
+    if (fanout) scheduleReload(300); // instance counts
+    paintLater();
+  }
+
+  // paintLater redraws the header and the panel at most once per frame,
+  // and the timeline (the costly part) at most every 2 s while events
+  // stream in: node colours change at once (graph.update).
+  let painting = false;
+  let timelineTimer = null;
+  let lastTimeline = 0;
+  function paintLater() {
+    if (painting) return;
+    painting = true;
+    requestAnimationFrame(() => {
+      painting = false;
+      if (!alive) return;
+      renderHead();
+      panel?.refresh(run);
+      timelineLater();
+    });
+  }
+
+  function timelineLater() {
+    if (timelineTimer) return;
+    const ended = ["succeeded", "failed", "cancelled"].includes(run.status);
+    const wait = ended ? 0 : Math.max(0, 2000 - (performance.now() - lastTimeline));
+    timelineTimer = setTimeout(() => {
+      timelineTimer = null;
+      lastTimeline = performance.now();
+      if (alive) drawTimeline(timeline, run);
+    }, wait);
   }
 
   // scheduleReload re-reads the run (instance counts, durations, errors) at
@@ -106,8 +145,12 @@ export function runView(root, id) {
     } catch { /* the feed shows the connection state */ }
   }
 
+  let headKey = "";
   function renderHead() {
     const r = run;
+    const key = JSON.stringify([r.status, r.paused, r.error, r.duration_ms, r.started_at, r.seq > 0 && Math.floor(Date.now() / 1000)]);
+    if (key === headKey) return;
+    headKey = key;
     const terminal = ["succeeded", "failed", "cancelled"].includes(r.status);
     const act = (verb, label, cls = "") => button(label, async () => {
       try { await post(`/runs/${enc(id)}/${verb}`); scheduleReload(200); } catch (err) { alert(err.message); }
@@ -134,6 +177,7 @@ export function runView(root, id) {
       feed?.close();
       panel?.destroy();
       clearTimeout(refetch);
+      clearTimeout(timelineTimer);
     },
   };
 }
