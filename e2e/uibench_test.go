@@ -60,7 +60,7 @@ func benchRunPage(t *testing.T, s *Stack, c *apiClient, name string, nodes, rep 
 		"bench": "ui_run_page", "nodes": nodes, "rep": rep + 1,
 		"drawn_ms": drawn, "select_to_panel_ms": selectMs, "click_round_trip_ms": driverMs,
 		"end_shown_after_ms": endedAt - float64(finished.UnixMicro())/1000,
-		"method": "headless Chromium, the run live while measured; drawn_ms: navigation start → graph (or list) on screen (performance mark); select_to_panel_ms: the click handler's own time to open the node panel (performance measure); click_round_trip_ms: chromedp's click → panel visible, driver round trips included; end_shown_after_ms: run finished_at (api) → the page's live feed showed it ended",
+		"method":             "headless Chromium, the run live while measured; drawn_ms: navigation start → graph (or list) on screen (performance mark); select_to_panel_ms: the click handler's own time to open the node panel (performance measure); click_round_trip_ms: chromedp's click → panel visible, driver round trips included; end_shown_after_ms: run finished_at (api) → the page's live feed showed it ended",
 	})
 	fmt.Println(string(line))
 	b.Screenshot(t, fmt.Sprintf("run-%d-nodes", nodes))
