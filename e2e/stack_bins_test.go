@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/stretchr/testify/require"
 )
 
 // binaries are the programs the process stack runs, built once per test
@@ -96,4 +99,30 @@ func removeBins() {
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}
+}
+
+// TestServiceHealthchecks: each service binary's `healthcheck` argument
+// (the probe of a distroless container's health check) answers 0 while the
+// service is ready and 1 once it is gone.
+func TestServiceHealthchecks(t *testing.T) {
+	t.Parallel()
+	orchAddr, workerAddr := freeAddr(t), freeAddr(t)
+	f := startFaultStack(t, stackOpts{workers: 1,
+		orchEnv:   func(int) []string { return []string{"BRAID_ORCHESTRATOR_METRICS_ADDR=" + orchAddr} },
+		workerEnv: func(int) []string { return []string{"BRAID_WORKER_HTTP_ADDR=" + workerAddr} }})
+	check := func(bin string, env ...string) error {
+		cmd := exec.Command(bin, "healthcheck")
+		cmd.Env = append(baseEnv(), env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		return nil
+	}
+	b := bins(t)
+	require.NoError(t, check(b.API, "BRAID_API_ADDR="+strings.TrimPrefix(f.URL, "http://")))
+	require.NoError(t, check(b.Orchestrator, "BRAID_ORCHESTRATOR_METRICS_ADDR="+orchAddr))
+	require.NoError(t, check(b.Worker, "BRAID_WORKER_HTTP_ADDR="+workerAddr))
+	f.kill(f.workerProcs[0])
+	require.ErrorContains(t, check(b.Worker, "BRAID_WORKER_HTTP_ADDR="+workerAddr), "not ready")
 }

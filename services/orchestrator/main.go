@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/internal/config"
@@ -19,6 +20,9 @@ import (
 
 func main() {
 	env, err := config.Load()
+	if len(os.Args) > 1 && os.Args[1] == opsserve.HealthcheckArg { // container health checks
+		os.Exit(opsserve.RunHealthcheck(env.MetricsAddr, os.Stderr))
+	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
 	if err != nil {
 		logger.Error("orchestrator cannot start", "err", err)

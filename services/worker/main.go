@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/services/worker/internal/config"
 	"github.com/braidhq/braid/services/worker/workersvc"
@@ -17,6 +18,9 @@ import (
 
 func main() {
 	env, err := config.Load()
+	if len(os.Args) > 1 && os.Args[1] == opsserve.HealthcheckArg { // container health checks
+		os.Exit(opsserve.RunHealthcheck(env.HTTPAddr, os.Stderr))
+	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
 	if err != nil {
 		logger.Error("worker cannot start", "err", err)

@@ -3,6 +3,8 @@ package apisvc
 import (
 	"net/http"
 
+	"github.com/braidhq/braid/pkg/buildinfo"
+
 	"github.com/gin-gonic/gin"
 )
 
@@ -64,5 +66,5 @@ func (s *Server) routes() *gin.Engine {
 
 // healthz reports that the process is alive.
 func (s *Server) healthz(c *gin.Context) {
-	respond(c, http.StatusOK, map[string]string{"status": "ok"})
+	respond(c, http.StatusOK, map[string]string{"status": "ok", "version": buildinfo.Get().String()})
 }

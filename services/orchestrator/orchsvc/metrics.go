@@ -2,18 +2,11 @@ package orchsvc
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"time"
 
+	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-// metricsShutdown bounds the metrics server's graceful stop.
-const metricsShutdown = 2 * time.Second
 
 // registry returns the orchestrator's Prometheus metrics.
 func (s *Service) registry() *prometheus.Registry {
@@ -33,27 +26,19 @@ func (s *Service) registry() *prometheus.Registry {
 	return reg
 }
 
-// serveMetrics listens on addr and serves GET /metrics until ctx ends. It
-// returns once the listener is bound (or failed to bind).
-func (s *Service) serveMetrics(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
+// serveOps serves /metrics, /healthz and /readyz (Redis answers, the
+// service is not stopping) on addr until ctx ends (opsserve).
+func (s *Service) serveOps(ctx context.Context, addr string) error {
+	srv, err := opsserve.Start(opsserve.Config{Addr: addr, Service: "orchestrator", Metrics: s.registry(), Ready: map[string]opsserve.Check{
+		"redis":        func(c context.Context) error { return s.rdb.Ping(c).Err() },
+		"orchestrator": func(context.Context) error { return ctx.Err() },
+	}}, s.log)
 	if err != nil {
-		return fmt.Errorf("orchestrator metrics listen %s: %w", addr, err)
+		return fmt.Errorf("orchestrator: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.registry(), promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Warn("metrics server", "err", err)
-		}
-	}()
 	go func() {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), metricsShutdown)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
+		srv.Stop()
 	}()
-	s.log.Info("metrics listening", "addr", ln.Addr().String())
 	return nil
 }

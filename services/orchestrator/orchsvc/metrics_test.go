@@ -7,21 +7,23 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/braidhq/braid/pkg/testinfra"
 	"github.com/stretchr/testify/require"
 )
 
-func TestMetricsServeStaleWrites(t *testing.T) {
+func TestOpsServeMetricsAndHealth(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	s := &Service{log: slog.New(slog.DiscardHandler)}
+	s := &Service{log: slog.New(slog.DiscardHandler), rdb: testinfra.StartRedis(t).Client(t)}
 	s.StaleWrites.Add(3)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	require.NoError(t, s.serveMetrics(ctx, addr))
+	require.NoError(t, s.serveOps(ctx, addr))
 	resp, err := http.Get("http://" + addr + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -29,5 +31,16 @@ func TestMetricsServeStaleWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(b), "braid_orchestrator_stale_writes_total 3")
-	require.Error(t, s.serveMetrics(ctx, addr), "a taken address is an error")
+	require.Error(t, s.serveOps(ctx, addr), "a taken address is an error")
+	for _, path := range []string{"/healthz", "/readyz"} {
+		res, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+	}
+	cancel() // stopping: the server goes away
+	require.Eventually(t, func() bool {
+		_, err := http.Get("http://" + addr + "/readyz")
+		return err != nil
+	}, 5*time.Second, 10*time.Millisecond)
 }

@@ -89,7 +89,7 @@ func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
 	s.stopping = ctx.Done()
 	if s.cfg.MetricsAddr != "" {
-		if err := s.serveMetrics(ctx, s.cfg.MetricsAddr); err != nil {
+		if err := s.serveOps(ctx, s.cfg.MetricsAddr); err != nil {
 			return err
 		}
 	}

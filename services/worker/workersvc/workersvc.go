@@ -13,6 +13,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/worker"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
@@ -55,6 +56,9 @@ type Config struct {
 	Handler handler.Config
 	// Extra handlers are added to the built-ins; one with a built-in's name replaces it.
 	Extra map[string]worker.Handler
+	// HTTPAddr, when set, serves /healthz, /readyz (Redis answers, the
+	// worker runs) and the probe of `braid-worker healthcheck` (opsserve).
+	HTTPAddr string
 }
 
 // Run runs a worker until ctx is done, then drains it (see pkg/worker) and
@@ -100,5 +104,13 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	ops, err := opsserve.Start(opsserve.Config{Addr: cfg.HTTPAddr, Service: "worker", Ready: map[string]opsserve.Check{
+		"redis":  func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		"worker": func(context.Context) error { return ctx.Err() }, // stopping: not ready
+	}}, logger)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer ops.Stop()
 	return w.Run(ctx)
 }

@@ -17,7 +17,7 @@ type Config struct {
 	ID             string        // BRAID_ORCHESTRATOR_ID; default hostname-pid
 	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 4s
 	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
-	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where GET /metrics listens; default "" (off)
+	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where /metrics, /healthz and /readyz listen; default "" (off)
 	DrainTimeout   time.Duration // BRAID_ORCHESTRATOR_DRAIN_TIMEOUT, how long SIGTERM lets the batch in hand publish; default 5s
 	MaxLost        int           // BRAID_ORCHESTRATOR_MAX_LOST, losses of one attempt before its node fails; default 3
 }

@@ -21,6 +21,7 @@ type Config struct {
 	Liveness     time.Duration // BRAID_WORKER_LIVENESS_TIMEOUT, silence after which the worker counts as dead; default 5s
 	LLMBaseURL   string        // BRAID_LLM_BASE_URL, OpenAI-compatible API; default "" (mock completions)
 	LLMAPIKey    string        // BRAID_LLM_API_KEY; default ""
+	HTTPAddr     string        // BRAID_WORKER_HTTP_ADDR, where /healthz and /readyz listen; default "" (off)
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -35,6 +36,7 @@ func Load() (Config, error) {
 		Liveness:     r.Duration("BRAID_WORKER_LIVENESS_TIMEOUT", 5*time.Second),
 		LLMBaseURL:   r.String("BRAID_LLM_BASE_URL", ""),
 		LLMAPIKey:    r.String("BRAID_LLM_API_KEY", ""),
+		HTTPAddr:     r.String("BRAID_WORKER_HTTP_ADDR", ""),
 	}
 	return c, r.Err()
 }
@@ -56,5 +58,6 @@ func (c Config) Service() workersvc.Config {
 		HeartbeatInterval: c.Heartbeat,
 		LivenessTimeout:   c.Liveness,
 		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey},
+		HTTPAddr:          c.HTTPAddr,
 	}
 }

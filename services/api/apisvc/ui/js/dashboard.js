@@ -8,6 +8,8 @@ import { isWriter } from "./auth.js";
 import { jsonPositions, locate, lineOf } from "./jsonpos.js";
 
 const PAGE = 50;
+const STAT_ROWS = 25;
+const STATS_EVERY = 15000; // ms
 const STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"];
 
 export function dashboardView(root, params) {
@@ -30,21 +32,27 @@ export function dashboardView(root, params) {
     loadRuns();
   };
 
+  // Workflows and their run statistics (one /runs query per workflow
+  // shown, at most STAT_ROWS of them) refresh every STATS_EVERY; runs every
+  // 3 s.
+  let statsAt = 0;
   async function loadWorkflows() {
+    if (Date.now() - statsAt < STATS_EVERY) return;
+    statsAt = Date.now();
     const { items } = await get("/workflows");
     const rows = [];
-    for (const wf of items) {
+    for (const [i, wf] of items.entries()) {
       const o = h("option", { value: wf.name }, wf.name);
       if (![...wfFilter.options].some((x) => x.value === wf.name)) wfFilter.append(o);
-      rows.push(workflowRow(wf));
+      rows.push(workflowRow(wf, i < STAT_ROWS));
     }
     wfFilter.value = state.workflow;
     clear(wfBody, rows.length ? rows : h("tr", h("td.muted", { colspan: 6 }, "No workflows yet. Register one, or load the examples.")));
   }
 
-  function workflowRow(wf) {
+  function workflowRow(wf, stats) {
     const last = h("td"), rate = h("td");
-    get("/runs" + q({ workflow: wf.name, limit: 50 })).then(({ items }) => {
+    if (stats) get("/runs" + q({ workflow: wf.name, limit: 50 })).then(({ items }) => {
       if (!items.length) return clear(last, h("span.muted", "never"));
       clear(last, h("a", { href: `#/runs/${enc(items[0].id)}` }, badge(items[0].status), " ", fmtTime(items[0].created_at)));
       const ended = items.filter((r) => ["succeeded", "failed", "cancelled"].includes(r.status));
@@ -95,7 +103,7 @@ export function dashboardView(root, params) {
       side));
   wfFilter.value = state.workflow;
   stFilter.value = state.status;
-  const refreshNow = () => { clearTimeout(timer); refresh(); };
+  const refreshNow = () => { clearTimeout(timer); statsAt = 0; refresh(); };
   refresh();
   return { destroy() { alive = false; clearTimeout(timer); } };
 }
