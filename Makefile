@@ -1,6 +1,6 @@
 # Braid — every target loops over the workspace's modules.
 SHELL := /bin/bash
-MODULES := proto-events pkg services/api services/orchestrator services/worker cmd/braid e2e bench
+MODULES := proto-events pkg services/api services/orchestrator services/worker cmd/braid e2e bench deploy
 GO ?= go
 FUZZTIME ?= 10s
 TEST_FLAGS ?= -race -count=1 -timeout 15m
@@ -9,7 +9,7 @@ TEST_FLAGS ?= -race -count=1 -timeout 15m
 FAILPOINT_PKGS := services/orchestrator/internal/failpoint pkg/worker/internal/failpoint
 FAILPOINT_VET := services/orchestrator pkg/worker services/worker
 
-.PHONY: all build test test-short chaos lint proto deps fuzz run bench bench-ui clean ui
+.PHONY: all build test test-short chaos lint proto deps fuzz run bench bench-ui clean ui images mutate
 
 all: build
 
@@ -67,6 +67,20 @@ clean:
 bench-ui: deps
 	@cd e2e && { BRAID_UI_BENCH=1 $(GO) test -count=1 -timeout 20m -run 'TestUIBench$$' -v . > ../.braid-bench-ui.log 2>&1; s=$$?; \
 	  grep '^{' ../.braid-bench-ui.log; [ $$s -eq 0 ] || { tail -40 ../.braid-bench-ui.log; echo "bench-ui failed; full log in .braid-bench-ui.log"; exit $$s; }; }
+
+## images: build the container images (deploy/*.Dockerfile) stamped with the version; needs a Docker engine
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+images:
+	@if ! docker info >/dev/null 2>&1; then echo "make images: no Docker engine here; skipped (cd deploy && go test ./... checks the Dockerfiles and builds each binary as they do)"; exit 0; fi; \
+	for f in api orchestrator worker braid; do \
+	  tag=braid-$$f; [ $$f = braid ] && tag=braid; \
+	  docker build -f deploy/$$f.Dockerfile --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $$tag:$(VERSION) -t $$tag:dev . || exit 1; \
+	done
+
+## mutate: one-line mutations of the critical paths; fails if a test suite misses one (CI runs it)
+mutate:
+	@scripts/mutate.sh
 
 ## ui: copy the example workflows into the web UI's embedded assets (no JS build step: the UI is plain ES modules)
 ui:
