@@ -42,6 +42,9 @@ type Stack struct {
 	bins  binaries
 	env   []string
 	procs []*proc
+	// id names the stack's processes; opts is how it was started.
+	id   string
+	opts stackOpts
 	// orchs and workerProcs are the orchestrator and worker processes, in
 	// start order (also in procs), for fault injection.
 	orchs, workerProcs []*proc
@@ -117,18 +120,9 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 		}
 		s.orchs = append(s.orchs, startProc(t, dir, name, bin, env))
 	}
-	for i := range max(o.workers, 1) {
-		wid := fmt.Sprintf("%s-worker-%d", id, i+1)
-		s.Workers = append(s.Workers, wid)
-		env := append(append([]string{"BRAID_WORKER_CONCURRENCY=4", "BRAID_WORKER_DRAIN_TIMEOUT=5s"}, s.env...), "BRAID_WORKER_ID="+wid)
-		if o.workerEnv != nil {
-			env = append(env, o.workerEnv(i)...)
-		}
-		bin := s.bins.Worker
-		if o.workerBin != nil {
-			bin = cmp.Or(o.workerBin(i), bin)
-		}
-		s.workerProcs = append(s.workerProcs, startProc(t, dir, "worker-"+strconv.Itoa(i+1), bin, env))
+	s.id, s.opts = id, o
+	for range max(o.workers, 1) {
+		s.newWorker(t)
 	}
 	s.procs = append(append(s.procs, s.orchs...), s.workerProcs...)
 	s.procs = append(s.procs, startProc(t, dir, "api", s.bins.API, append(s.env, "BRAID_API_ADDR="+apiAddr,
@@ -139,6 +133,32 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 		t.Fatalf("stack not ready: %v", err)
 	}
 	return s, stop
+}
+
+// newWorker starts worker process number len(s.Workers)+1 (stable id
+// <stack>-worker-N) and records it in Workers and workerProcs.
+func (s *Stack) newWorker(t testing.TB) *proc {
+	i := len(s.Workers)
+	wid := fmt.Sprintf("%s-worker-%d", s.id, i+1)
+	env := append(append([]string{"BRAID_WORKER_CONCURRENCY=4", "BRAID_WORKER_DRAIN_TIMEOUT=5s"}, s.env...), "BRAID_WORKER_ID="+wid)
+	if s.opts.workerEnv != nil {
+		env = append(env, s.opts.workerEnv(i)...)
+	}
+	bin := s.bins.Worker
+	if s.opts.workerBin != nil {
+		bin = cmp.Or(s.opts.workerBin(i), bin)
+	}
+	p := startProc(t, s.Dir, "worker-"+strconv.Itoa(i+1), bin, env)
+	s.Workers = append(s.Workers, wid)
+	s.workerProcs = append(s.workerProcs, p)
+	return p
+}
+
+// addWorker starts one more worker on a running stack (stopped with it).
+func (s *Stack) addWorker(t testing.TB) *proc {
+	p := s.newWorker(t)
+	s.procs = append(s.procs, p)
+	return p
 }
 
 // startInfra runs `braid dev --only infra` on free ports and returns the

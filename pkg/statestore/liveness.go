@@ -105,13 +105,3 @@ func (k Keys) RenewLiveness(ctx context.Context, rdb redis.Cmdable, id, incarnat
 	}
 	return prev, nil
 }
-
-// DropLiveness deletes worker id's liveness key if incarnation still owns
-// it (a graceful stop: whatever it still held is released already).
-func (k Keys) DropLiveness(ctx context.Context, rdb redis.Scripter, id, incarnation string) error {
-	err := releaseScript.Run(ctx, rdb, []string{k.WorkerLive(id)}, incarnation).Err()
-	if err != nil && err != redis.Nil {
-		return fmt.Errorf("drop liveness of worker %s: %w", id, err)
-	}
-	return nil
-}

@@ -45,12 +45,6 @@ func TestClaimFactsTellLiveFromOrphaned(t *testing.T) {
 		statestore.ClaimNone, statestore.ClaimLive}, states)
 	require.Equal(t, runstate.Holder{Incarnation: "inc1", Worker: "w1"}, facts[1].Holder)
 	require.Equal(t, "inc9/w2", facts[2].Raw)
-
-	// A graceful stop drops only its own incarnation's key.
-	require.NoError(t, b.keys.DropLiveness(b.ctx, b.rdb, "w1", "inc1"))
-	require.Equal(t, "inc2", b.rdb.Get(b.ctx, b.keys.WorkerLive("w1")).Val())
-	require.NoError(t, b.keys.DropLiveness(b.ctx, b.rdb, "w1", "inc2"))
-	require.Zero(t, b.rdb.Exists(b.ctx, b.keys.WorkerLive("w1")).Val())
 }
 
 // TestWriteDeletesOrphanedClaimsOfItsHolderOnly: the write that declares

@@ -90,7 +90,11 @@ func (w *Worker) shutdown(r *running) {
 	r.stopMaint()
 	<-r.maintDone
 	<-r.liveDone
-	w.dropLiveness()
+	// The liveness key is left to expire (LivenessTimeout), not deleted:
+	// everything was finished or handed back, and a deleted key would make
+	// the maintenance leader reconcile at once and declare lost an attempt
+	// whose result is published but not applied yet (found by the scaling
+	// test). By the time it expires, the results are applied.
 	r.cancelExec(errShutdown)
 	r.stopPub()
 	if err := r.prod.Close(); err != nil {

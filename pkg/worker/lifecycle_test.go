@@ -293,11 +293,13 @@ func TestRunTwiceFails(t *testing.T) {
 	require.False(t, errors.Is(err, context.Canceled))
 }
 
-// TestLivenessIsRenewedAnnouncedAndDropped: a running worker keeps its
+// TestLivenessIsRenewedAnnouncedAndLeftToExpire: a running worker keeps its
 // incarnation alive under its id (renewed well within the timeout, so the
-// key never lapses), announces its start on the workers channel, and a
-// graceful stop removes the key.
-func TestLivenessIsRenewedAnnouncedAndDropped(t *testing.T) {
+// key never lapses) and announces its start on the workers channel; a
+// graceful stop leaves the key to expire within the timeout instead of
+// deleting it (a deleted key would have results that are published but
+// not applied yet declared lost).
+func TestLivenessIsRenewedAnnouncedAndLeftToExpire(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
 	b := setupIdle(t, map[string]worker.Handler{"noop": echo(&calls)}, func(c *worker.Config) {
@@ -319,5 +321,8 @@ func TestLivenessIsRenewedAnnouncedAndDropped(t *testing.T) {
 	require.Never(t, func() bool { return b.rdb.Get(context.Background(), live).Val() != inc },
 		1500*time.Millisecond, 20*time.Millisecond, "liveness lapsed while the worker ran (several timeouts)")
 	b.stop()
-	require.Zero(t, b.rdb.Exists(context.Background(), live).Val(), "a graceful stop leaves no liveness behind")
+	ttl := b.rdb.PTTL(context.Background(), live).Val()
+	require.Positive(t, ttl, "a graceful stop deleted the liveness key")
+	require.LessOrEqual(t, ttl, 400*time.Millisecond, "the key expires within the liveness timeout")
+	require.Eventually(t, func() bool { return b.rdb.Exists(context.Background(), live).Val() == 0 }, within, tick)
 }

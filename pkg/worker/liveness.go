@@ -57,13 +57,3 @@ func (w *Worker) renewLiveness(first bool) {
 		w.log.Error("another live process uses this worker id: give every worker its own BRAID_WORKER_ID", "other", prev)
 	}
 }
-
-// dropLiveness removes the liveness key at a graceful stop, after every
-// attempt was finished or handed back.
-func (w *Worker) dropLiveness() {
-	ctx, cancel := w.io()
-	defer cancel()
-	if err := w.keys.DropLiveness(ctx, w.rdb, w.cfg.ID, w.holder.Incarnation); err != nil {
-		w.log.Warn("drop liveness", keyErr, err)
-	}
-}
