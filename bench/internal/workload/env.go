@@ -98,11 +98,15 @@ const warmTimeout = 90 * time.Second
 // figures belong to this workload alone) with pprof on the orchestrator
 // when profile is set, and completes one warm-up run.
 func (e *Env) startSession(ctx context.Context, name string, pprofAddr string) (*session, error) {
+	return e.startSessionWith(ctx, name, stack.Options{Workers: e.Sizes.WorkerProcesses, OrchestratorPprof: pprofAddr})
+}
+
+// startSessionWith is startSession with the services' options given.
+func (e *Env) startSessionWith(ctx context.Context, name string, opts stack.Options) (*session, error) {
 	dir := filepath.Join(e.Dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	opts := stack.Options{Workers: e.Sizes.WorkerProcesses, OrchestratorPprof: pprofAddr}
 	svc, err := stack.StartServices(e.Infra, e.Bins, dir, opts, func(s *stack.Services) bool {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()

@@ -29,6 +29,7 @@ func Suite(sz Sizes) []Entry {
 		{"chain", Chain(sz.Chain, "≤ 1.5 s wall")},
 		{"fanout_big", FanOutJoin(sz.BigFanOut, "≤ 1.5 s wall")},
 		{"diamond", Diamonds},
+		{"scale_workers", ScaleWorkers},
 		{"redis", RedisPerNode},
 		{"inflight", InFlight},
 		{"cost", CompletionCost},
