@@ -16,11 +16,17 @@ const scaleTask = "20ms"
 // load: 8 slots of 20-ms tasks make at most 400 tasks/s per worker.
 const scaleConcurrency = 8
 
-// ScaleWorkers holds the diamond load (Diamonds runs in flight, 20-ms
+// scaleInFlight is how many diamond runs the scaling load keeps in flight:
+// enough to fill four workers' slots (each run offers up to 8 tasks at
+// once), few enough that runs finish within the window even with one
+// worker (the figure counts the nodes of finished runs).
+const scaleInFlight = 64
+
+// ScaleWorkers holds the diamond load (scaleInFlight runs in flight, 20-ms
 // simulate tasks) for half of Sustain on stacks of 1, 2 and 4 worker
 // processes, Reps times each: tasks/s per worker count.
 func ScaleWorkers(ctx context.Context, e *Env) (Line, error) {
-	c, d := e.Sizes.Diamonds, e.Sizes.Sustain/2
+	c, d := min(scaleInFlight, e.Sizes.Diamonds), e.Sizes.Sustain/2
 	l := Line{Workload: "scale_workers", N: c, Runs: e.Reps, Target: "tasks/s grows with workers until the broker or Redis is the limit",
 		Method: fmt.Sprintf("n runs of a 10-node diamond of %s simulate tasks kept in flight for %s on a fresh stack of 1, 2 and 4 worker processes "+
 			"(BRAID_WORKER_CONCURRENCY=%d, at most %d tasks/s each); tasks_per_s_N: nodes of runs finished inside the window / window with N workers",
