@@ -4,6 +4,11 @@ MODULES := proto-events pkg services/api services/orchestrator services/worker c
 GO ?= go
 FUZZTIME ?= 10s
 TEST_FLAGS ?= -race -count=1 -timeout 15m
+# The build's version and commit (braid version, /healthz): go.work builds
+# do not stamp VCS information themselves.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X github.com/braidhq/braid/pkg/buildinfo.Version=$(VERSION) -X github.com/braidhq/braid/pkg/buildinfo.Commit=$(COMMIT)
 # The failpoints build tag (fault injection for the e2e suite): its own
 # packages are tested, and the code that calls them vetted, with the tag too.
 FAILPOINT_PKGS := services/orchestrator/internal/failpoint pkg/worker/internal/failpoint
@@ -51,7 +56,7 @@ proto:
 
 ## run: start the whole stack in one process (braid dev)
 run: deps
-	@$(GO) build -o .braid/bin/braid ./cmd/braid
+	@$(GO) build -ldflags "$(LDFLAGS)" -o .braid/bin/braid ./cmd/braid
 	@exec .braid/bin/braid dev
 
 ## bench: load the real stack (separate processes) and print one JSON line per workload
@@ -69,8 +74,6 @@ bench-ui: deps
 	  grep '^{' ../.braid-bench-ui.log; [ $$s -eq 0 ] || { tail -40 ../.braid-bench-ui.log; echo "bench-ui failed; full log in .braid-bench-ui.log"; exit $$s; }; }
 
 ## images: build the container images (deploy/*.Dockerfile) stamped with the version; needs a Docker engine
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 images:
 	@if ! docker info >/dev/null 2>&1; then echo "make images: no Docker engine here; skipped (cd deploy && go test ./... checks the Dockerfiles and builds each binary as they do)"; exit 0; fi; \
 	for f in api orchestrator worker braid; do \
