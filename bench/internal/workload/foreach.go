@@ -3,22 +3,16 @@ package workload
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/braidhq/braid/bench/internal/api"
 )
 
 // foreachTimeout bounds the foreach run.
 const foreachTimeout = 5 * time.Minute
 
-// errNoForeach marks a build that does not run foreach nodes.
-var errNoForeach = errors.New("foreach not supported by this build")
-
-// Foreach maps a noop over ForeachItems items Reps times. A build without
-// foreach — the definition is refused, the run fails, or the node does not
-// end with one output per item — yields a skipped line, never figures.
+// Foreach maps a noop over ForeachItems items Reps times. A refused
+// definition, a failed run or a node without one output per item fails
+// the workload (its line carries the error).
 func Foreach(ctx context.Context, e *Env) (Line, error) {
 	n := e.Sizes.ForeachItems
 	l := Line{Workload: fmt.Sprintf("foreach_%d", n), N: n, Runs: e.Reps, Target: "≤ 20 s wall",
@@ -33,12 +27,6 @@ func Foreach(ctx context.Context, e *Env) (Line, error) {
 	for rep := range e.Reps {
 		s.orchestratorPeak()
 		w, err := s.foreachOnce(ctx, n)
-		if errors.Is(err, errNoForeach) {
-			l.Runs = 0
-			l.Skipped = err.Error()
-			e.Log.Warn(l.Workload+" skipped", "why", err)
-			return l, nil
-		}
 		if err != nil {
 			return l, fmt.Errorf("%s rep %d: %w", l.Workload, rep+1, err)
 		}
@@ -52,15 +40,11 @@ func Foreach(ctx context.Context, e *Env) (Line, error) {
 }
 
 // foreachOnce registers (first time) and runs the foreach workflow, and
-// returns its wall time; errNoForeach when the build cannot run it.
+// returns its wall time.
 func (s *session) foreachOnce(ctx context.Context, n int) (float64, error) {
 	wf, err := s.api.Register(ctx, foreachDef("foreach", n))
-	var se *api.StatusError
-	if errors.As(err, &se) && se.Status >= 400 && se.Status < 500 {
-		return 0, fmt.Errorf("%w: registering a foreach node answered %d: %.200s", errNoForeach, se.Status, se.Body)
-	}
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("register the foreach workflow: %w", err)
 	}
 	id, err := s.api.Start(ctx, wf)
 	if err != nil {
@@ -71,7 +55,7 @@ func (s *session) foreachOnce(ctx context.Context, n int) (float64, error) {
 		return 0, err
 	}
 	if r.Status != "succeeded" {
-		return 0, fmt.Errorf("%w: the run ended %s: %.200s", errNoForeach, r.Status, r.Error)
+		return 0, fmt.Errorf("the foreach run ended %s: %.200s", r.Status, r.Error)
 	}
 	t, err := s.api.GetTask(ctx, id, "each")
 	if err != nil {
@@ -79,7 +63,7 @@ func (s *session) foreachOnce(ctx context.Context, n int) (float64, error) {
 	}
 	var items []json.RawMessage
 	if json.Unmarshal(t.Output, &items) != nil || len(items) != n {
-		return 0, fmt.Errorf("%w: the run succeeded but node each did not produce %d outputs (output %.80s)", errNoForeach, n, t.Output)
+		return 0, fmt.Errorf("the run succeeded but node each did not produce %d outputs (output %.80s)", n, t.Output)
 	}
 	return r.WallMs()
 }

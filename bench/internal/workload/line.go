@@ -32,8 +32,6 @@ type Line struct {
 	Target string
 	// Method says how each figure was derived.
 	Method string
-	// Skipped, when set, says why the workload produced no figures.
-	Skipped string
 	// Error, when set, says why the workload failed.
 	Error string
 }
@@ -61,7 +59,7 @@ func isStandard(name string) bool {
 
 // MarshalJSON writes the line's keys in a fixed order: workload, n, runs,
 // each standard figure with _min and _max, the extra figures, target,
-// method and, when set, skipped and error.
+// method and, when set, error.
 func (l Line) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -92,9 +90,6 @@ func (l Line) MarshalJSON() ([]byte, error) {
 	}
 	put("target", l.Target)
 	put("method", l.Method)
-	if l.Skipped != "" {
-		put("skipped", l.Skipped)
-	}
 	if l.Error != "" {
 		put("error", l.Error)
 	}

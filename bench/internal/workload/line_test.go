@@ -21,14 +21,14 @@ func TestLineJSON(t *testing.T) {
 	require.True(t, strings.HasPrefix(s, `{"workload":"w","n":10,"runs":3,"wall_ms":2,"wall_ms_min":1,"wall_ms_max":3,"tasks_per_s":null,`), s)
 	require.Contains(t, s, `"p50_ms":null,"p50_ms_min":null,"p50_ms_max":null`)
 	require.Contains(t, s, `"cost_ratio":1.235,"cost_ratio_min":1,"cost_ratio_max":2,"target":"t","method":"m"}`)
-	require.NotContains(t, s, "skipped")
+	require.NotContains(t, s, "error")
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
 
-	l.Skipped, l.Error = "why", "boom"
+	l.Error = "boom"
 	b, err = json.Marshal(l)
 	require.NoError(t, err)
-	require.True(t, strings.HasSuffix(string(b), `"skipped":"why","error":"boom"}`), string(b))
+	require.True(t, strings.HasSuffix(string(b), `"method":"m","error":"boom"}`), string(b))
 }
 
 func TestDefinitions(t *testing.T) {
