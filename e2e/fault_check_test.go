@@ -305,6 +305,13 @@ func (f *faultStack) checkDispatches(accepted map[string]string, rep checkReport
 			continue
 		}
 		rep.Dispatches[fmt.Sprintf("%s/%s#%d@%d", d.RunId, d.NodeId, d.Instance, d.Attempt)]++
+		if rec := rep.Nodes[d.RunId][d.NodeId]; !rec.FanOut {
+			// A dispatch is of an attempt the node record reached: never of
+			// one beyond it (an extra attempt the record does not count).
+			require.LessOrEqual(t, int(d.Attempt), rec.Attempt, "run %s: %s attempt %d dispatched, but the node ended at attempt %d",
+				d.RunId, d.NodeId, d.Attempt, rec.Attempt)
+			require.Positive(t, d.Attempt, "run %s: %s dispatched as attempt 0", d.RunId, d.NodeId)
+		}
 		f.checkTrigger(wf, &d, rep.Nodes[d.RunId])
 	}
 }
