@@ -1,7 +1,7 @@
 // api.js: every call to the Braid API. The key travels in the X-API-Key
 // header only: never in a URL, a cookie or a log line.
 
-import { getKey } from "./auth.js";
+import { getKey, signedOut } from "./auth.js";
 
 // ApiError carries the problem+json of a failed call.
 export class ApiError extends Error {
@@ -28,6 +28,7 @@ function setReachable(ok) {
 
 // call sends a request and returns the decoded JSON (null for 204).
 export async function call(method, path, body, { key = getKey(), headers = {}, signal } = {}) {
+  if (signedOut()) throw new ApiError(401, { detail: "signed out" });
   const init = { method, headers: { Accept: "application/json", ...headers }, signal, cache: "no-store" };
   if (key) init.headers["X-API-Key"] = key;
   if (body !== undefined) {
@@ -85,7 +86,7 @@ export function stream(path, { onEvent, onState = () => {}, stopWhen = () => fal
     onState("closed");
   };
   (async () => {
-    while (!closed) {
+    while (!closed && !signedOut()) {
       try {
         const headers = { Accept: "text/event-stream", "X-API-Key": getKey() };
         if (lastId !== null) headers["Last-Event-ID"] = lastId;

@@ -11,12 +11,18 @@ export const getKey = () => localStorage.getItem(STORE) || "";
 export const isWriter = () => role === "write";
 export const whoName = () => name;
 
-// signOut forgets the key and shows the sign-in form.
+let leaving = false;
+
+// signedOut reports that the user signed out: no call may go out any more
+// (the page is reloading to the sign-in form).
+export const signedOut = () => leaving;
+
+// signOut forgets the key and reloads the page to the sign-in form.
 export function signOut() {
+  leaving = true;
   localStorage.removeItem(STORE);
   role = name = null;
-  location.hash = "#/";
-  location.reload();
+  location.replace(location.pathname);
 }
 
 // checkKey asks the API who key belongs to; it resolves {name, role} or

@@ -28,7 +28,7 @@ export function drawGraph(container, layout, nodes, { onSelect }) {
     const n = nodes[i];
     const g = svg("g", { class: `node s-${n.state}`, transform: `translate(${p.x},${p.y})`, "data-node": n.id, tabindex: 0 });
     g.append(svg("rect", { width: layout.node_width, height: layout.node_height, rx: 6 }));
-    const item = { g, n, p, sub: null, ring: null };
+    const item = { g, n, p, sub: null, ring: null, state: n.state };
     if (labels) {
       g.append(svg("title", {}, n.id));
       g.append(svg("text", { x: 10, y: 15, class: "label" }, n.id.length > 20 ? n.id.slice(0, 19) + "…" : n.id));
@@ -117,7 +117,11 @@ export function drawGraph(container, layout, nodes, { onSelect }) {
 
 function paint(it) {
   const n = it.n;
-  it.g.setAttribute("class", `node s-${n.state}${it.g.classList.contains("selected") ? " selected" : ""}`);
+  if (it.state !== n.state) { // touch the DOM only on a change: each write costs a style pass
+    it.g.classList.remove(`s-${it.state}`);
+    it.g.classList.add(`s-${n.state}`);
+    it.state = n.state;
+  }
   if (!it.sub) return;
   let sub = n.state;
   if (n.instances) {
