@@ -52,11 +52,22 @@ func TestScaleWorkers1To4To2(t *testing.T) {
 
 	byWorker := map[string]int{}
 	var finished []int64
+	lost := 0
 	for id, nodes := range rep.Nodes {
 		for node, rec := range nodes {
 			require.Equal(t, 1, rec.Attempt, "run %s node %s: scaling cost a retry", id, node)
 			for _, p := range rec.Past {
-				require.Equal(t, runstate.OutcomeHandedBack, p.Outcome, "run %s node %s", id, node)
+				// Handed back by a draining worker; or lost: while the
+				// workers' group rebalances after the joins, kfake served the
+				// orchestrators nothing for up to ~9 s (seen in CI), so a
+				// stopped worker's published result could arrive after its
+				// liveness lapsed. Either way the same attempt ran again or
+				// its re-dispatch was dropped as finished: no retry spent,
+				// nothing completed twice.
+				require.Contains(t, []runstate.Outcome{runstate.OutcomeHandedBack, runstate.OutcomeLost}, p.Outcome, "run %s node %s", id, node)
+				if p.Outcome == runstate.OutcomeLost {
+					lost++
+				}
 			}
 			byWorker[rec.Worker]++
 			finished = append(finished, rec.FinishedAt)
@@ -75,6 +86,6 @@ func TestScaleWorkers1To4To2(t *testing.T) {
 		}
 		return fmt.Sprintf("%.0f tasks/s", float64(n)/to.Sub(from).Seconds())
 	}
-	t.Logf("%d runs, %d tasks; per worker %v; 1 worker: %s, 4 workers: %s, 2 workers: %s", len(ids), len(finished), byWorker,
+	t.Logf("%d runs, %d tasks (%d recorded lost); per worker %v; 1 worker: %s, 4 workers: %s, 2 workers: %s", len(ids), len(finished), lost, byWorker,
 		rate(start, one), rate(one, four), rate(four, time.Now()))
 }
