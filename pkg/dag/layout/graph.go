@@ -1,10 +1,5 @@
 package layout
 
-import (
-	"cmp"
-	"slices"
-)
-
 // graph is the layered graph being drawn: the input nodes (vertices 0..n-1)
 // plus a dummy vertex in every layer a long edge crosses, so that every
 // edge of graph joins adjacent layers.
@@ -15,48 +10,88 @@ type graph struct {
 	rows     [][]int   // by layer: its vertices, in drawing order
 	pos      []int     // by vertex: its index in rows[layer]
 	y, h     []float64 // by vertex: top and height of its slot
-	chains   [][]int   // by input edge: parent, its dummies, child
+	chains   []chain   // by input edge
+	scratch  scratch   // buffers reused by the ordering and placement passes
 }
 
-// build adds the dummies of long edges and an initial order of each layer:
-// depth first from the roots in input order, so that subtrees stay together.
+// chain is one input edge: its parent, its child, and its dummies, which
+// are the consecutive vertices first, first+1, ... (one per layer between).
+type chain struct{ from, to, first int }
+
+// dummies is how many dummy vertices the chain has.
+func (c chain) dummies(layer []int) int { return layer[c.to] - layer[c.from] - 1 }
+
+// build adds the dummies of long edges and an initial order of each layer.
+// Adjacency lists are carved from two shared arrays, one slot per link,
+// so that a graph with a million dummies costs a handful of allocations.
 func build(n int, parents [][]int, layer []int) *graph {
-	g := &graph{n: n, layer: slices.Clone(layer), up: make([][]int, n), down: make([][]int, n)}
-	link := func(a, b int) {
-		g.down[a] = append(g.down[a], b)
-		g.up[b] = append(g.up[b], a)
-	}
+	edges, dummies := 0, 0
 	for c, ps := range parents {
 		for _, p := range ps {
-			chain := []int{p}
-			prev := p
-			for l := layer[p] + 1; l < layer[c]; l++ {
-				d := len(g.layer)
-				g.layer = append(g.layer, l)
-				g.up, g.down = append(g.up, nil), append(g.down, nil)
-				link(prev, d)
-				chain = append(chain, d)
-				prev = d
-			}
-			link(prev, c)
-			g.chains = append(g.chains, append(chain, c))
+			edges++
+			dummies += layer[c] - layer[p] - 1
 		}
 	}
-	g.initialRows(n)
+	v := n + dummies
+	g := &graph{n: n, layer: make([]int, v), up: make([][]int, v), down: make([][]int, v), chains: make([]chain, 0, edges)}
+	copy(g.layer, layer)
+	g.carve(parents, edges+dummies)
+	next := n
+	for c, ps := range parents {
+		for _, p := range ps {
+			ch := chain{from: p, to: c, first: next}
+			g.link(ch)
+			g.chains = append(g.chains, ch)
+			next += ch.dummies(layer)
+		}
+	}
+	g.initialRows()
+	g.prepare()
 	return g
 }
 
-// initialRows fills rows by an iterative depth-first walk from the roots.
-func (g *graph) initialRows(n int) {
-	depth := 0
-	for _, l := range g.layer {
-		depth = max(depth, l+1)
+// carve gives every vertex empty up and down lists with room for exactly
+// its links: a real node's parents and children, a dummy's one and one.
+func (g *graph) carve(parents [][]int, links int) {
+	outdeg := make([]int, g.n)
+	for _, ps := range parents {
+		for _, p := range ps {
+			outdeg[p]++
+		}
 	}
-	g.rows = make([][]int, depth)
+	upBuf, downBuf := make([]int, links), make([]int, links)
+	for v := range g.layer {
+		in, out := 1, 1
+		if v < g.n {
+			in, out = len(parents[v]), outdeg[v]
+		}
+		g.up[v], upBuf = upBuf[:0:in], upBuf[in:]
+		g.down[v], downBuf = downBuf[:0:out], downBuf[out:]
+	}
+}
+
+// link threads c through its dummies, setting their layers and links.
+func (g *graph) link(c chain) {
+	prev := c.from
+	for i := range c.dummies(g.layer) {
+		d := c.first + i
+		g.layer[d] = g.layer[c.from] + 1 + i
+		g.down[prev] = append(g.down[prev], d)
+		g.up[d] = append(g.up[d], prev)
+		prev = d
+	}
+	g.down[prev] = append(g.down[prev], c.to)
+	g.up[c.to] = append(g.up[c.to], prev)
+}
+
+// initialRows fills rows by an iterative depth-first walk from the roots in
+// input order, first child on top, so that subtrees start out together.
+func (g *graph) initialRows() {
+	g.rows = g.emptyRows()
 	g.pos = make([]int, len(g.layer))
 	seen := make([]bool, len(g.layer))
 	var stack []int
-	for r := range n {
+	for r := range g.n {
 		if len(g.up[r]) > 0 || seen[r] {
 			continue
 		}
@@ -68,9 +103,10 @@ func (g *graph) initialRows(n int) {
 				continue
 			}
 			seen[v] = true
-			g.pos[v] = len(g.rows[g.layer[v]])
-			g.rows[g.layer[v]] = append(g.rows[g.layer[v]], v)
-			for i := len(g.down[v]) - 1; i >= 0; i-- { // first child on top
+			l := g.layer[v]
+			g.pos[v] = len(g.rows[l])
+			g.rows[l] = append(g.rows[l], v)
+			for i := len(g.down[v]) - 1; i >= 0; i-- {
 				if !seen[g.down[v][i]] {
 					stack = append(stack, g.down[v][i])
 				}
@@ -79,108 +115,20 @@ func (g *graph) initialRows(n int) {
 	}
 }
 
-// order runs barycenter sweeps, alternately down and up, and keeps the
-// rows with the fewest crossings seen. It stops at zero crossings or after
-// two sweeps without improvement.
-func (g *graph) order(sweeps int) {
-	best, bestC := g.snapshot(), g.crossings()
-	stale := 0
-	for s := 0; s < sweeps && bestC > 0 && stale < 2; s++ {
-		if s%2 == 0 {
-			for l := 1; l < len(g.rows); l++ {
-				g.sortRow(l, g.up)
-			}
-		} else {
-			for l := len(g.rows) - 2; l >= 0; l-- {
-				g.sortRow(l, g.down)
-			}
+// emptyRows is one empty row per layer, each with room for its vertices,
+// carved from one array.
+func (g *graph) emptyRows() [][]int {
+	var size []int
+	for _, l := range g.layer {
+		for l >= len(size) {
+			size = append(size, 0)
 		}
-		if c := g.crossings(); c < bestC {
-			best, bestC, stale = g.snapshot(), c, 0
-		} else {
-			stale++
-		}
+		size[l]++
 	}
-	g.rows = best
-	for _, row := range g.rows {
-		for i, v := range row {
-			g.pos[v] = i
-		}
+	rows := make([][]int, len(size))
+	buf := make([]int, len(g.layer))
+	for l, s := range size {
+		rows[l], buf = buf[:0:s], buf[s:]
 	}
-}
-
-func (g *graph) snapshot() [][]int {
-	out := make([][]int, len(g.rows))
-	for i, r := range g.rows {
-		out[i] = slices.Clone(r)
-	}
-	return out
-}
-
-// sortRow orders layer l by the mean position of each vertex's neighbours
-// in the fixed adjacent layer (nbr), scaled to this layer's length; a
-// vertex without any keeps its place.
-func (g *graph) sortRow(l int, nbr [][]int) {
-	row := g.rows[l]
-	type keyed struct {
-		v int
-		b float64
-	}
-	ks := make([]keyed, len(row))
-	for i, v := range row {
-		ks[i] = keyed{v, float64(i)}
-		if len(nbr[v]) == 0 {
-			continue
-		}
-		sum := 0
-		for _, u := range nbr[v] {
-			sum += g.pos[u]
-		}
-		other := len(g.rows[g.layer[nbr[v][0]]])
-		ks[i].b = float64(sum) / float64(len(nbr[v])) * float64(len(row)) / float64(max(1, other))
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.b, b.b) })
-	for i, k := range ks {
-		row[i] = k.v
-		g.pos[k.v] = i
-	}
-}
-
-// crossings counts edge crossings between every pair of adjacent layers:
-// the inversions of the lower ends when edges are sorted by their upper
-// ends (O(E log V) with a Fenwick tree).
-func (g *graph) crossings() int {
-	total := 0
-	for l := 0; l+1 < len(g.rows); l++ {
-		var ends [][2]int
-		for _, u := range g.rows[l] {
-			for _, v := range g.down[u] {
-				ends = append(ends, [2]int{g.pos[u], g.pos[v]})
-			}
-		}
-		slices.SortFunc(ends, func(a, b [2]int) int {
-			if a[0] != b[0] {
-				return a[0] - b[0]
-			}
-			return a[1] - b[1]
-		})
-		tree := make([]int, len(g.rows[l+1])+1)
-		for i, e := range ends {
-			// edges seen so far whose lower end is right of e's cross it
-			total += i - prefix(tree, e[1]+1)
-			for k := e[1] + 1; k < len(tree); k += k & -k {
-				tree[k]++
-			}
-		}
-	}
-	return total
-}
-
-// prefix sums tree[1..k].
-func prefix(tree []int, k int) int {
-	s := 0
-	for ; k > 0; k -= k & -k {
-		s += tree[k]
-	}
-	return s
+	return rows
 }

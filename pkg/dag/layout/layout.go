@@ -101,27 +101,18 @@ func Compute(n int, parents [][]int, o Options) (*Layout, error) {
 
 // layers is each node's longest path from a root (Kahn's topological sort).
 func layers(n int, parents [][]int) ([]int, error) {
-	children := make([][]int, n)
-	indeg := make([]int, n)
-	for c, ps := range parents {
-		for _, p := range ps {
-			if p < 0 || p >= n {
-				return nil, fmt.Errorf("layout: node %d has parent %d, out of range [0,%d)", c, p, n)
-			}
-			if p == c {
-				return nil, fmt.Errorf("layout: node %d is its own parent: %w", c, ErrCycle)
-			}
-			children[p] = append(children[p], c)
-			indeg[c]++
-		}
+	children, err := childLists(n, parents)
+	if err != nil {
+		return nil, err
 	}
-	layer := make([]int, n)
+	indeg := make([]int, n)
 	queue := make([]int, 0, n)
-	for i := range n {
-		if indeg[i] == 0 {
+	for i, ps := range parents {
+		if indeg[i] = len(ps); indeg[i] == 0 {
 			queue = append(queue, i)
 		}
 	}
+	layer := make([]int, n)
 	for head := 0; head < len(queue); head++ {
 		p := queue[head]
 		for _, c := range children[p] {
@@ -135,4 +126,33 @@ func layers(n int, parents [][]int) ([]int, error) {
 		return nil, fmt.Errorf("layout: %d of %d nodes are on or below a cycle: %w", n-len(queue), n, ErrCycle)
 	}
 	return layer, nil
+}
+
+// childLists inverts parents, checking every index; the lists are carved
+// from one array.
+func childLists(n int, parents [][]int) ([][]int, error) {
+	outdeg := make([]int, n)
+	edges := 0
+	for c, ps := range parents {
+		for _, p := range ps {
+			if p < 0 || p >= n {
+				return nil, fmt.Errorf("layout: node %d has parent %d, out of range [0,%d)", c, p, n)
+			}
+			if p == c {
+				return nil, fmt.Errorf("layout: node %d is its own parent: %w", c, ErrCycle)
+			}
+			outdeg[p]++
+			edges++
+		}
+	}
+	children, buf := make([][]int, n), make([]int, edges)
+	for p, d := range outdeg {
+		children[p], buf = buf[:0:d], buf[d:]
+	}
+	for c, ps := range parents {
+		for _, p := range ps {
+			children[p] = append(children[p], c)
+		}
+	}
+	return children, nil
 }

@@ -11,12 +11,10 @@ const alignRounds = 4
 func (g *graph) place(o Options, rounds int) {
 	n := len(g.layer)
 	g.y, g.h = make([]float64, n), make([]float64, n)
-	for v := range n {
-		g.h[v] = o.NodeGap
-	}
 	for _, row := range g.rows {
 		y := 0.0
 		for _, v := range row {
+			g.h[v] = o.NodeGap
 			if !g.dummy(v) {
 				g.h[v] = o.NodeHeight
 			}
@@ -32,11 +30,16 @@ func (g *graph) place(o Options, rounds int) {
 			g.align(l, g.down, o.NodeGap)
 		}
 	}
+	g.normalise()
+}
+
+// normalise shifts every slot so that the highest top is 0.
+func (g *graph) normalise() {
 	top := 0.0
-	for v := range n {
-		top = min(top, g.y[v])
+	for _, y := range g.y {
+		top = min(top, y)
 	}
-	for v := range n {
+	for v := range g.y {
 		g.y[v] -= top
 	}
 }
@@ -50,7 +53,7 @@ func (g *graph) dummy(v int) bool { return v >= g.n }
 // next one) both keep order and gaps; so does their mean, which is used.
 func (g *graph) align(l int, nbr [][]int, gap float64) {
 	row := g.rows[l]
-	want := make([]float64, len(row))
+	want, down, up := g.scratch.want[:len(row)], g.scratch.down[:len(row)], g.scratch.up[:len(row)]
 	for i, v := range row {
 		want[i] = g.y[v]
 		if len(nbr[v]) == 0 {
@@ -62,14 +65,12 @@ func (g *graph) align(l int, nbr [][]int, gap float64) {
 		}
 		want[i] = c/float64(len(nbr[v])) - g.h[v]/2
 	}
-	down := make([]float64, len(row))
 	for i := range row {
 		down[i] = want[i]
 		if i > 0 {
 			down[i] = max(want[i], down[i-1]+g.h[row[i-1]]+gap)
 		}
 	}
-	up := make([]float64, len(row))
 	for i := len(row) - 1; i >= 0; i-- {
 		up[i] = want[i]
 		if i < len(row)-1 {
@@ -82,21 +83,26 @@ func (g *graph) align(l int, nbr [][]int, gap float64) {
 }
 
 // drawing turns the placed graph into the Layout of the n input nodes.
+// Every edge's points are carved from one array.
 func (g *graph) drawing(n int, o Options) *Layout {
 	col := func(l int) float64 { return float64(l) * (o.NodeWidth + o.LayerGap) }
-	out := &Layout{Nodes: make([]Node, n), Edges: make([]Edge, 0, len(g.chains)), Layers: len(g.rows)}
+	mid := func(v int) float64 { return g.y[v] + g.h[v]/2 }
+	out := &Layout{Nodes: make([]Node, n), Edges: make([]Edge, len(g.chains)), Layers: len(g.rows)}
 	for v := range n {
 		out.Nodes[v] = Node{Index: v, Layer: g.layer[v], X: col(g.layer[v]), Y: g.y[v]}
 	}
-	for _, chain := range g.chains {
-		p, c := chain[0], chain[len(chain)-1]
-		pts := []Point{{col(g.layer[p]) + o.NodeWidth, g.y[p] + g.h[p]/2}}
-		for _, d := range chain[1 : len(chain)-1] {
-			mid := g.y[d] + g.h[d]/2
-			pts = append(pts, Point{col(g.layer[d]), mid}, Point{col(g.layer[d]) + o.NodeWidth, mid})
+	buf := make([]Point, 2*len(g.chains)+2*(len(g.layer)-n))
+	for i, c := range g.chains {
+		k := 2 + 2*c.dummies(g.layer)
+		pts := buf[:0:k]
+		buf = buf[k:]
+		pts = append(pts, Point{col(g.layer[c.from]) + o.NodeWidth, mid(c.from)})
+		for d := c.first; d < c.first+c.dummies(g.layer); d++ {
+			x := col(g.layer[d])
+			pts = append(pts, Point{x, mid(d)}, Point{x + o.NodeWidth, mid(d)})
 		}
-		pts = append(pts, Point{col(g.layer[c]), g.y[c] + g.h[c]/2})
-		out.Edges = append(out.Edges, Edge{From: p, To: c, Points: pts})
+		pts = append(pts, Point{col(g.layer[c.to]), mid(c.to)})
+		out.Edges[i] = Edge{From: c.from, To: c.to, Points: pts}
 	}
 	if len(g.rows) > 0 {
 		out.Width = col(len(g.rows)-1) + o.NodeWidth
