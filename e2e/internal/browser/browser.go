@@ -1,7 +1,8 @@
 // Package browser drives Debian's Chromium headless from Go (chromedp) for
-// the web UI's tests: it launches a browser per test with its own profile,
-// records every console error, uncaught exception, failed request and HTTP
-// error response the page meets, and saves screenshots.
+// the web UI's tests: it launches a browser per test with its own empty
+// profile, records every console error, uncaught exception, failed request
+// and HTTP error response the page meets, fails the test on any it was not
+// told to expect, and saves screenshots.
 package browser
 
 import (
@@ -9,197 +10,143 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// DefaultTimeout bounds each Run call.
-const DefaultTimeout = 30 * time.Second
+const (
+	// DefaultTimeout bounds each Run call unless Browser.Timeout says otherwise.
+	DefaultTimeout = 30 * time.Second
+	// launchTimeout bounds Chromium's start, up to its first tab answering.
+	launchTimeout = time.Minute
+	// closeTimeout bounds the graceful close, and then the wait for the
+	// last of Chromium's processes to be gone.
+	closeTimeout = 10 * time.Second
+)
 
-// Browser is one headless Chromium with an empty profile, driven by chromedp.
+// Browser is one headless Chromium (its own temp --user-data-dir) driven by
+// chromedp, with one tab. Its methods that take a testing.TB must be called
+// from the test's goroutine.
 type Browser struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	problems []string
-	expected []expectation
-	failures []string // error texts of failed requests that are expected
-	shots    int
-	dir      string
+	// Timeout bounds each Run call; Start sets it to DefaultTimeout.
+	Timeout time.Duration
+
+	ctx         context.Context // the tab's chromedp context
+	cancel      context.CancelFunc
+	cancelAlloc context.CancelFunc // kills Chromium if still running, waits for it
+	profile     string             // the --user-data-dir
+	shotDir     string
+	rec         recorder
 }
 
-type expectation struct {
-	status int
-	url    string
-}
-
-// Binary finds Chromium: chromium on PATH, then the usual install paths.
-func Binary() (string, bool) {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, true
-		}
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium", true
-	}
-	return "", false
-}
-
-// Start launches headless Chromium for t (skipping t, with the reason, only
-// when no Chromium is installed: `make deps` installs it) and stops it in
-// t.Cleanup, after failing t on any problem the page met.
+// Start launches Debian's chromium headless with a 1440x900 window and a new
+// empty user-data-dir under t.TempDir(). It skips t only when no Chromium is
+// installed at all, and fails it when one is but will not start. In
+// t.Cleanup it fails t on any problem the page met (RequireNoProblems), then
+// closes Chromium and waits until none of its processes is left.
 func Start(t testing.TB) *Browser {
 	t.Helper()
-	bin, ok := Binary()
-	if !ok {
+	bin := findChromium()
+	if bin == "" {
 		t.Skip("no Chromium found: run `make deps` (scripts/ensure-deps.sh installs Debian's chromium)")
 	}
-	// The profile is removed by hand once Chromium is gone: its helper
-	// processes may still write there when t.TempDir's cleanup would run.
-	profile, err := os.MkdirTemp("", "braid-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1440, 900),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	b := &Browser{ctx: ctx, dir: screenshotDir(t)}
-	chromedp.ListenTarget(ctx, b.listen)
-	if err := chromedp.Run(ctx, network.Enable(), runtime.Enable()); err != nil {
-		cancel()
-		cancelAlloc()
-		removeProfile(profile)
+	b := &Browser{Timeout: DefaultTimeout, profile: t.TempDir(), shotDir: screenshotDir(t)}
+	// Not t.Context(): that is cancelled before the cleanups run, which
+	// would kill Chromium before stop could close it.
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), allocatorOptions(bin, b.profile)...)
+	b.ctx, b.cancel = chromedp.NewContext(actx)
+	b.cancelAlloc = cancelAlloc
+	chromedp.ListenTarget(b.ctx, b.rec.listen)
+	// Registered after t.TempDir, so it runs before the profile is removed.
+	t.Cleanup(func() { b.stop(t) })
+	if err := b.launch(); err != nil {
 		t.Fatalf("start chromium %s: %v", bin, err)
 	}
-	t.Cleanup(func() {
-		b.RequireNoProblems(t)
-		cancel()
-		cancelAlloc()
-		removeProfile(profile)
-	})
+	t.Cleanup(func() { b.RequireNoProblems(t) })
 	return b
 }
 
-// screenshotDir is BRAID_SCREENSHOT_DIR/<test> when set, else a temp dir.
-func screenshotDir(t testing.TB) string {
-	root := os.Getenv("BRAID_SCREENSHOT_DIR")
-	if root == "" {
-		return t.TempDir()
+// findChromium is the Chromium to run: chromium on PATH, then Debian's
+// /usr/bin/chromium, then the other usual names; "" when there is none.
+func findChromium() string {
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
 	}
-	dir := filepath.Join(root, regexp.MustCompile(`[^A-Za-z0-9_.-]+`).ReplaceAllString(t.Name(), "_"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
 	}
-	return dir
-}
-
-// Ctx is the chromedp context of the browser's tab.
-func (b *Browser) Ctx() context.Context { return b.ctx }
-
-// Run runs actions within DefaultTimeout; on failure it saves a screenshot
-// and fails t with the error and the page's URL.
-func (b *Browser) Run(t testing.TB, actions ...chromedp.Action) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, DefaultTimeout)
-	defer cancel()
-	if err := chromedp.Run(ctx, actions...); err != nil {
-		var url string
-		_ = chromedp.Run(b.ctx, chromedp.Location(&url))
-		shot := b.Screenshot(t, "failure")
-		t.Fatalf("browser at %s: %v (screenshot %s; problems so far: %v)", url, err, shot, b.Problems())
-	}
-}
-
-// Screenshot saves a full-page PNG named name (numbered) in the test's
-// screenshot directory, logs and returns its path.
-func (b *Browser) Screenshot(t testing.TB, name string) string {
-	t.Helper()
-	var png []byte
-	ctx, cancel := context.WithTimeout(b.ctx, DefaultTimeout)
-	defer cancel()
-	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-		t.Logf("screenshot %s: %v", name, err)
-		return ""
-	}
-	b.mu.Lock()
-	b.shots++
-	path := filepath.Join(b.dir, fmt.Sprintf("%02d-%s.png", b.shots, name))
-	b.mu.Unlock()
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
-	return path
-}
-
-// Expect declares responses with status to URLs containing url expected
-// (not problems), e.g. a deliberate sign-in with a wrong key.
-func (b *Browser) Expect(status int, url string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.expected = append(b.expected, expectation{status, url})
-}
-
-// ExpectFailed declares failed requests whose error text contains text
-// expected (e.g. net::ERR_CONNECTION_REFUSED while a test keeps the api down).
-func (b *Browser) ExpectFailed(text string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.failures = append(b.failures, text)
-}
-
-// Problems is every console error, uncaught exception, failed request and
-// HTTP error response seen so far, but the expected ones.
-func (b *Browser) Problems() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.problems...)
-}
-
-// RequireNoProblems fails t listing Problems.
-func (b *Browser) RequireNoProblems(t testing.TB) {
-	t.Helper()
-	if p := b.Problems(); len(p) > 0 {
-		t.Errorf("the page met %d problems:\n  %s", len(p), strings.Join(p, "\n  "))
-	}
-}
-
-// WaitText waits up to timeout until the element selected by sel contains text.
-func (b *Browser) WaitText(t testing.TB, sel, text string, timeout time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, timeout)
-	defer cancel()
-	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.includes(%q); })()`, sel, text)
-	if err := chromedp.Run(ctx, chromedp.Poll(js, nil, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		var got string
-		_ = chromedp.Run(b.ctx, chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q)?.textContent ?? "(no element)"`, sel), &got))
-		shot := b.Screenshot(t, "wait-failed")
-		t.Fatalf("%q never contained %q within %s; it holds %q (screenshot %s)", sel, text, timeout, got, shot)
-	}
-}
-
-// removeProfile deletes a browser profile, retrying a few times while
-// Chromium's last helper processes finish writing to it.
-func removeProfile(dir string) {
-	for range 20 {
-		if os.RemoveAll(dir) == nil {
-			return
+	for _, name := range []string{"chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
 		}
-		time.Sleep(50 * time.Millisecond) // bounded: 20 tries, 1 s in all
+	}
+	return ""
+}
+
+// allocatorOptions are Chromium's flags: headless, no sandbox (tests run as
+// root in containers), and nothing that talks to the outside world.
+func allocatorOptions(bin, profile string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", "new"),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1440, 900),
+		chromedp.UserDataDir(profile),
 	}
 }
+
+// launch starts Chromium and enables the events the recorder needs
+// (chromedp v0.16 enables both domains on a new tab too; the harness does
+// not rely on that). The first chromedp.Run allocates the browser and ties
+// its process to the context it gets, so it runs on the tab's own context
+// and is bounded here instead.
+func (b *Browser) launch() error {
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Run(b.ctx, network.Enable(), runtime.Enable()) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(launchTimeout):
+		b.cancel() // ends the Run above; stop kills and waits for the rest
+		select {
+		case <-done:
+		case <-time.After(closeTimeout):
+		}
+		return fmt.Errorf("no answer within %s", launchTimeout)
+	}
+}
+
+// stop closes Chromium gracefully (killing it when that fails), then kills
+// and waits out the helper processes (a zygote can outlive the main one), so
+// that none writes to the profile while t.TempDir's cleanup removes it.
+func (b *Browser) stop(t testing.TB) {
+	ctx, cancel := context.WithTimeout(b.ctx, closeTimeout)
+	err := chromedp.Cancel(ctx)
+	cancel()
+	b.cancel()
+	b.cancelAlloc()
+	if err != nil {
+		t.Logf("chromium did not close gracefully (%v); killed it", err)
+	}
+	killLeftovers(b.profile)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Empty(c, leftovers(b.profile), "pids of chromium processes still running after close")
+	}, closeTimeout, 20*time.Millisecond)
+}
+
+// Ctx is the chromedp context of the browser's tab, for callers that need
+// it directly. Bound what you run on it: it has no deadline.
+func (b *Browser) Ctx() context.Context { return b.ctx }
