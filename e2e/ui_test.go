@@ -220,3 +220,24 @@ func TestUILoadExamplesAndFanOut(t *testing.T) {
 	waitCount(t, b, "#node-instances tr", 4)
 	b.Screenshot(t, "fan-out")
 }
+
+// TestUIListViewAboveThreeThousandNodes: a run too large to draw shows as
+// a filterable list that follows the run live (make bench-ui measures
+// this page's speed; this test keeps it working in make test).
+func TestUIListViewAboveThreeThousandNodes(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	const n = 3100
+	name, _ := c.register(faultDefinition(wfName(t, "ui-big"), layeredNoop(n, 100)))
+	id := c.start(name, `{}`)
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(".listview", chromedp.ByQuery))
+	require.Zero(t, count(t, b, "svg.dag"), "no SVG of that many nodes")
+	waitCount(t, b, ".listview tr", n)
+	c.waitDone(id, runTimeout)
+	waitCount(t, b, `.listview tr[data-state="succeeded"]`, n)
+	b.Run(t, chromedp.SendKeys("#list-filter", "n3099", chromedp.ByQuery))
+	waitCount(t, b, ".listview tr:not([hidden])", 1)
+	b.Screenshot(t, "list-view")
+}
