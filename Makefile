@@ -14,7 +14,7 @@ LDFLAGS := -X github.com/braidhq/braid/pkg/buildinfo.Version=$(VERSION) -X githu
 FAILPOINT_PKGS := services/orchestrator/internal/failpoint pkg/worker/internal/failpoint
 FAILPOINT_VET := services/orchestrator pkg/worker services/worker
 
-.PHONY: all build test test-short chaos lint proto deps fuzz run bench bench-ui clean ui images mutate
+.PHONY: all build test test-short chaos lint proto deps fuzz run bench bench-ui clean ui images mutate e2e-docker
 
 all: build
 
@@ -39,6 +39,16 @@ test-short: deps
 ## chaos: the full e2e fault suite (kill -9, SIGSTOP, Redis and broker outages at full scale)
 chaos: deps
 	cd e2e && BRAID_CHAOS=1 $(GO) test -count=1 -timeout 60m -run 'TestFault' -v .
+
+## e2e-docker: the stack scenarios on Kafka and Redis containers (testcontainers-go); without a Docker engine every test skips and says why
+# The tests on StartStack's infrastructure: the shared stack's scenarios, the CLI and UI on it, schedules.
+E2E_DOCKER_RUN ?= ^(TestStack|TestCLIApplyAndRunWatch|TestCLICancelAndRetry|TestCLIErrors|TestUI|TestPermanentFailure|TestRetrySuccess)
+E2E_DOCKER_SKIP ?= ^TestUIRecoversWhenTheAPIComesBack$$
+e2e-docker: deps
+	@cd e2e && BRAID_E2E_INFRA=containers $(GO) test -count=1 -timeout 30m -run '$(E2E_DOCKER_RUN)' -skip '$(E2E_DOCKER_SKIP)' -v . > ../.braid-e2e-docker.log 2>&1; s=$$?; \
+	  grep -E '^ *--- (PASS|FAIL|SKIP)' ../.braid-e2e-docker.log; \
+	  if grep -q 'no Docker engine' ../.braid-e2e-docker.log; then echo "make e2e-docker: the container tests skipped: $$(grep -m1 -o 'no Docker engine.*' ../.braid-e2e-docker.log)"; fi; \
+	  [ $$s -eq 0 ] || { tail -60 ../.braid-e2e-docker.log; echo "e2e-docker failed; full log in .braid-e2e-docker.log"; }; exit $$s
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

@@ -22,6 +22,7 @@ var (
 // logs if t fails.
 func shared(t *testing.T) *Stack {
 	t.Helper()
+	requireEngine(t)
 	sharedOnce.Do(func() {
 		s, stop := StartStack(t, stackOpts{workers: 2})
 		// The stack outlives t: report later trouble on stderr, not through t.
@@ -40,6 +41,7 @@ func TestMain(m *testing.M) {
 	if sharedStop != nil {
 		sharedStop()
 	}
+	stopContainers()
 	removeBins()
 	os.Exit(code)
 }

@@ -58,7 +58,8 @@ type stackOpts struct {
 	// orchestrators is the number of orchestrator processes; default 1.
 	orchestrators int
 	// kafka and redisURL point at existing infrastructure; when empty the
-	// stack runs `braid dev --only infra` on free ports.
+	// stack runs `braid dev --only infra` on free ports, or uses the test
+	// process's containers (BRAID_E2E_INFRA=containers).
 	kafka, redisURL string
 	// orchEnv, when set, adds to orchestrator i's environment (0-based).
 	orchEnv func(i int) []string
@@ -79,6 +80,9 @@ type stackOpts struct {
 // infrastructure last). The caller must call stop.
 func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 	t.Helper()
+	if o.kafka == "" && containerMode(t) {
+		o.kafka, o.redisURL = containerInfra(t)
+	}
 	s := &Stack{bins: bins(t), Key: "w" + randomHex(t, 16), ReadKey: "r" + randomHex(t, 16), logf: t.Logf}
 	dir, err := os.MkdirTemp("", "braid-e2e-stack-")
 	if err != nil {
