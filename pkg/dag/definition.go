@@ -91,12 +91,16 @@ const (
 	RootItem  = "item"  // the current foreach element
 	RootIndex = "index" // the instance index in a fan-out node
 	RootCount = "count" // the instance count in a fan-out node
+	// RootSecret names a secret (<< secret.NAME >>) that the worker running
+	// the task resolves from its own store: the orchestrator, Redis and
+	// Kafka never see the value.
+	RootSecret = "secret"
 )
 
 // reservedRoot reports whether id is a template root and so cannot name a node.
 func reservedRoot(id string) bool {
 	switch id {
-	case RootInput, RootRun, RootItem, RootIndex, RootCount:
+	case RootInput, RootRun, RootItem, RootIndex, RootCount, RootSecret:
 		return true
 	}
 	return false

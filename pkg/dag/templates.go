@@ -97,6 +97,9 @@ func (c *checker) templateString(i int, path func() string, s string, f field, s
 		return far
 	}
 	for _, root := range roots {
+		if root == RootSecret {
+			c.checkSecret(i, path, s, f)
+		}
 		if !seen[root] {
 			seen[root] = true
 			c.refs[i] = append(c.refs[i], root)
@@ -112,6 +115,8 @@ func (c *checker) checkRoot(i int, path func() string, root string, f field, far
 	switch root {
 	case RootInput, RootRun:
 		return far
+	case RootSecret:
+		return far // checkSecret checked it
 	case RootItem, RootIndex, RootCount:
 		switch {
 		case f != inConfig:
@@ -133,6 +138,26 @@ func (c *checker) checkRoot(i int, path func() string, root string, f field, far
 		far = append(far, refSite{node: i, target: p, path: path()})
 	}
 	return far
+}
+
+// checkSecret checks the secret templates in s, found at path() of node i:
+// only in the config of a node a worker runs, never in a shell command
+// (the process list would show the value: pass it in the node's env), each
+// exactly << secret.NAME >>.
+func (c *checker) checkSecret(i int, path func() string, s string, f field) {
+	n := &c.d.Nodes[i]
+	switch {
+	case f != inConfig:
+		c.probs.add(path(), "secrets cannot be used in %s, only in a node's config", f)
+	case n.Handler == HandlerWait || n.Handler == HandlerApproval:
+		c.probs.add(path(), "secrets cannot be used in the config of a %s node: no worker runs it", n.Handler)
+	case n.Handler == "shell" && path() == nodePath(i)+".config.command":
+		c.probs.add(path(), `secrets cannot be used in a shell command, where the process list would show them: set one in the node's env ("env": {"TOKEN": "<< secret.TOKEN >>"}) and use "$TOKEN"`)
+	default:
+		if _, err := template.DeferredNames(s, RootSecret); err != nil {
+			c.probs.add(path(), "%v", err)
+		}
+	}
 }
 
 // checkAncestry reports the far references whose target is not an ancestor. Each referenced

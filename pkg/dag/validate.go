@@ -154,7 +154,7 @@ func idProblem(id string, first int, dup bool) string {
 	case !validID(id):
 		return fmt.Sprintf("id %q must match [A-Za-z0-9_-]{1,64}", id)
 	case reservedRoot(id):
-		return fmt.Sprintf("id %q is reserved for templates (input, run, item, index, count)", id)
+		return fmt.Sprintf("id %q is reserved for templates (input, run, item, index, count, secret)", id)
 	case dup:
 		return fmt.Sprintf("duplicate id %q (first used at %s)", id, nodePath(first))
 	}

@@ -19,16 +19,40 @@ import (
 // Reader reads variables and remembers what was malformed. Not safe for
 // concurrent use; a service builds one in Load.
 type Reader struct {
-	lookup func(string) (string, bool)
-	errs   []error
+	lookup  func(string) (string, bool)
+	environ func() []string
+	errs    []error
 }
 
 // New reads the process environment.
-func New() *Reader { return &Reader{lookup: os.LookupEnv} }
+func New() *Reader { return &Reader{lookup: os.LookupEnv, environ: os.Environ} }
 
 // FromMap reads m instead of the environment (tests).
 func FromMap(m map[string]string) *Reader {
-	return &Reader{lookup: func(k string) (string, bool) { v, ok := m[k]; return v, ok }}
+	return &Reader{
+		lookup: func(k string) (string, bool) { v, ok := m[k]; return v, ok },
+		environ: func() []string {
+			out := make([]string, 0, len(m))
+			for k, v := range m {
+				out = append(out, k+"="+v)
+			}
+			return out
+		},
+	}
+}
+
+// Prefixed returns every variable whose name starts with prefix and has
+// more after it, keyed by that rest (BRAID_SECRET_TOKEN → TOKEN), with
+// values as they are (not trimmed: they may be secrets).
+func (r *Reader) Prefixed(prefix string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range r.environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if name, ok := strings.CutPrefix(k, prefix); ok && name != "" {
+			out[name] = v
+		}
+	}
+	return out
 }
 
 func (r *Reader) get(name string) string {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/braidhq/braid/pkg/worker"
@@ -26,7 +28,13 @@ const (
 	DefaultLLMModel       = "gpt-4o-mini"
 	DefaultMaxOutputBytes = 1 << 20 // 1 MiB
 	DefaultShellPath      = "/bin/sh"
+	// DefaultPath is a shell task's PATH when the worker has none.
+	DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
+
+// BaseEnv are the variables of the worker's environment that every shell
+// task gets: what programs expect to find, nothing that configures Braid.
+var BaseEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR"}
 
 // Config configures the built-in handlers. The zero value is usable: every
 // zero field takes the default documented next to it.
@@ -51,6 +59,11 @@ type Config struct {
 	// response body; the excess is replaced by "…[truncated N bytes]".
 	// Default DefaultMaxOutputBytes (1 MiB).
 	MaxOutputBytes int
+	// PassEnv names the variables of the worker's environment that shell
+	// tasks get besides BaseEnv (BRAID_WORKER_PASS_ENV): exact names, or a
+	// prefix ending in "*" ("AWS_*"). BRAID_* names are refused (Validate):
+	// they are the worker's own configuration.
+	PassEnv []string
 	// ShellPath is the shell the shell handler runs as `<ShellPath> -c command`
 	// unless a node's config names another. Default DefaultShellPath ("/bin/sh").
 	ShellPath string
@@ -62,9 +75,29 @@ func (c Config) Validate() error {
 	if c.MaxOutputBytes < 0 {
 		return fmt.Errorf("handler config: MaxOutputBytes must be >= 0, got %d", c.MaxOutputBytes)
 	}
+	if err := checkPassEnv(c.PassEnv); err != nil {
+		return err
+	}
 	if c.LLMBaseURL != "" {
 		if err := checkHTTPURL(c.LLMBaseURL); err != nil {
 			return fmt.Errorf("handler config: LLMBaseURL: %w", err)
+		}
+	}
+	return nil
+}
+
+// envName is a variable name, optionally a prefix ending in "*".
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$|^\*$`)
+
+// checkPassEnv refuses malformed names, "*" alone, and the worker's own
+// BRAID_* configuration.
+func checkPassEnv(names []string) error {
+	for _, n := range names {
+		switch {
+		case !envName.MatchString(n):
+			return fmt.Errorf("handler config: PassEnv: %q is not a variable name (or a prefix ending in *)", n)
+		case n == "*" || strings.HasPrefix("BRAID_", strings.TrimSuffix(n, "*")) || strings.HasPrefix(n, "BRAID_"):
+			return fmt.Errorf("handler config: PassEnv: %q would pass the worker's own configuration (BRAID_*) to tasks; name the variables tasks need", n)
 		}
 	}
 	return nil

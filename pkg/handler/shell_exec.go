@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,17 +83,25 @@ func killGroup(pgid int) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// environ is the worker's environment without the LLM API key, then the
-// BRAID_* task variables, then the config's env (later entries win).
+// environ is a task's environment: the few variables every program expects
+// (BaseEnv) and those the operator passes on (Config.PassEnv) from the
+// worker's environment, then the BRAID_* task variables, then the config's
+// env (later entries win). Nothing else of the worker's environment — its
+// Redis URL, API keys, cloud credentials — reaches a task.
 func (h *shellHandler) environ(task *worker.Task, extra scalarMap) []string {
 	base := os.Environ()
-	env := make([]string, 0, len(base)+4+len(extra))
+	env := make([]string, 0, len(BaseEnv)+len(h.cfg.PassEnv)+5+len(extra))
+	hasPath := false
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
-		if k == "BRAID_LLM_API_KEY" || (h.cfg.LLMAPIKey != "" && v == h.cfg.LLMAPIKey) {
+		if !h.passes(k) || (h.cfg.LLMAPIKey != "" && v == h.cfg.LLMAPIKey) {
 			continue
 		}
+		hasPath = hasPath || k == "PATH"
 		env = append(env, kv)
+	}
+	if !hasPath {
+		env = append(env, "PATH="+DefaultPath)
 	}
 	env = append(env,
 		"BRAID_RUN_ID="+task.RunID,
@@ -105,6 +114,22 @@ func (h *shellHandler) environ(task *worker.Task, extra scalarMap) []string {
 		env = append(env, k+"="+v)
 	}
 	return env
+}
+
+// passes reports whether the worker's variable k goes to tasks.
+func (h *shellHandler) passes(k string) bool {
+	return slices.Contains(BaseEnv, k) || matchEnv(h.cfg.PassEnv, k)
+}
+
+// matchEnv reports whether k is one of names, or starts with the prefix of
+// a name ending in "*".
+func matchEnv(names []string, k string) bool {
+	for _, n := range names {
+		if p, ok := strings.CutSuffix(n, "*"); ok && strings.HasPrefix(k, p) || n == k {
+			return true
+		}
+	}
+	return false
 }
 
 // startError classifies a failure to start: a done ctx or a transient lack

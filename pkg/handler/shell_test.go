@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,12 +89,55 @@ func TestShellNonZeroExit(t *testing.T) {
 func TestShellEnv(t *testing.T) {
 	t.Setenv("BRAID_LLM_API_KEY", "sk-worker-secret") // not parallel: changes the process env
 	t.Setenv("HANDLER_TEST_INHERITED", "inherited")
-	cfg := Config{LLMAPIKey: "sk-worker-secret"}
-	command := `echo "$BRAID_RUN_ID|$BRAID_NODE_ID|$BRAID_ATTEMPT|$BRAID_IDEMPOTENCY_KEY|$CUSTOM|$PORT|$HANDLER_TEST_INHERITED|${BRAID_LLM_API_KEY:-none}"`
+	t.Setenv("HANDLER_PFX_ONE", "one")
+	cfg := Config{LLMAPIKey: "sk-worker-secret", PassEnv: []string{"HANDLER_TEST_INHERITED", "HANDLER_PFX_*"}}
+	command := `echo "$BRAID_RUN_ID|$BRAID_NODE_ID|$BRAID_ATTEMPT|$BRAID_IDEMPOTENCY_KEY|$CUSTOM|$PORT|$HANDLER_TEST_INHERITED|$HANDLER_PFX_ONE|${BRAID_LLM_API_KEY:-none}"`
 	out, _, err := handle(t, cfg, NameShell, shellConfigJSON(t, command,
 		map[string]any{"env": map[string]any{"CUSTOM": "a b", "PORT": 8080, "BRAID_NODE_ID": "overridden"}}))
 	require.NoError(t, err)
-	require.Equal(t, "run-1|overridden|1|run-1/node-a/0/1|a b|8080|inherited|none", asMap(t, out)["result"])
+	require.Equal(t, "run-1|overridden|1|run-1/node-a/0/1|a b|8080|inherited|one|none", asMap(t, out)["result"])
+}
+
+// TestShellEnvIsAnAllowlist: a task sees the base variables, the task
+// variables and its own env — none of the worker's configuration or
+// credentials, whatever they are called.
+func TestShellEnvIsAnAllowlist(t *testing.T) {
+	secrets := map[string]string{
+		"BRAID_API_KEYS": "admin:k-admin-secret:write", "BRAID_REDIS_URL": "redis://:pw-secret@h:6379/0",
+		"AWS_SECRET_ACCESS_KEY": "aws-secret", "HANDLER_TEST_INHERITED": "inherited-secret",
+	}
+	for k, v := range secrets { // not parallel: changes the process env
+		t.Setenv(k, v)
+	}
+	t.Setenv("HOME", "/home/task-test")
+	out, _, err := handle(t, Config{}, NameShell, shellConfigJSON(t, "env", map[string]any{"output": "text"}))
+	require.NoError(t, err)
+	env := asMap(t, out)["result"].(string)
+	for k, v := range secrets {
+		require.NotContains(t, env, k+"=", "the worker's %s reached the task", k)
+		require.NotContains(t, env, v)
+	}
+	names := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
+		k, _, _ := strings.Cut(line, "=")
+		names[k] = true
+	}
+	require.True(t, names["PATH"] && names["HOME"] && names["BRAID_RUN_ID"], "base and task variables missing: %q", env)
+	require.Contains(t, env, "HOME=/home/task-test")
+	for k := range names {
+		ok := slices.Contains(BaseEnv, k) || slices.Contains([]string{"BRAID_RUN_ID", "BRAID_NODE_ID", "BRAID_ATTEMPT", "BRAID_IDEMPOTENCY_KEY", WorkerEnv, "PWD", "SHLVL", "_", "OLDPWD"}, k)
+		require.True(t, ok, "unexpected variable %s in a task's environment", k)
+	}
+}
+
+func TestPassEnvRefusesWorkerConfiguration(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"BRAID_REDIS_URL", "BRAID_*", "BR*", "*", "1X", "A-B", "A B"} {
+		err := Config{PassEnv: []string{bad}}.Validate()
+		require.Error(t, err, "%q", bad)
+		require.Contains(t, err.Error(), "PassEnv")
+	}
+	require.NoError(t, Config{PassEnv: []string{"AWS_REGION", "AWS_*", "http_proxy", "BRAIDED"}}.Validate())
 }
 
 func TestShellWorkdirAndShell(t *testing.T) {

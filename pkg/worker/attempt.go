@@ -30,6 +30,7 @@ type attempt struct {
 	ttl      time.Duration // claim TTL: the dispatch's heartbeat timeout
 	log      *slog.Logger
 	logs     *logBuffer
+	mask     *masker // the secrets the attempt was given; set before its handler runs
 
 	ctx    context.Context // cancelled with errShutdown or a stopError
 	cancel context.CancelCauseFunc

@@ -50,6 +50,9 @@ type Config struct {
 	Keys statestore.Keys
 	// Handlers maps handler names (TaskDispatch.handler) to handlers (required, non-empty).
 	Handlers map[string]Handler
+	// Secrets resolves the << secret.NAME >> references of a task's config
+	// (nil: a task that references one fails permanently, saying so).
+	Secrets Secrets
 	// Concurrency is the most attempts this worker executes at once; it fetches
 	// a dispatch only when one of its Concurrency executors is free.
 	// Default DefaultConcurrency (4).

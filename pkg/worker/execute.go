@@ -31,7 +31,11 @@ func (w *Worker) execute(a *attempt) {
 // call runs the handler with the attempt's context (plus the dispatch's
 // timeout) and turns a panic into a permanent failure.
 func (w *Worker) call(a *attempt) (out any, err error) {
-	ctx, task := a.ctx, w.task(a)
+	task, err := w.task(a)
+	if err != nil {
+		return nil, Permanent(err)
+	}
+	ctx := a.ctx
 	if ms := a.dispatch.GetTimeoutMs(); ms > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
@@ -40,7 +44,7 @@ func (w *Worker) call(a *attempt) (out any, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			a.log.Error("handler panicked", "panic", fmt.Sprint(r))
+			a.log.Error("handler panicked", "panic", a.mask.str(fmt.Sprint(r)))
 			a.logs.add("handler", fmt.Sprintf("panic: %v\n%s", r, debug.Stack()))
 			out, err = nil, Permanent(fmt.Errorf("handler panicked: %v", r))
 		}
@@ -52,13 +56,21 @@ func (w *Worker) call(a *attempt) (out any, err error) {
 	return out, err
 }
 
-// task builds what the handler sees of the attempt.
-func (w *Worker) task(a *attempt) *Task {
+// task builds what the handler sees of the attempt: its config with the
+// secrets it references filled in, and a log that masks them (as its
+// output and error will be).
+func (w *Worker) task(a *attempt) (*Task, error) {
 	d := a.dispatch
 	cfg := d.GetConfig()
 	if len(cfg) == 0 {
 		cfg = []byte("null")
 	}
+	cfg, mask, err := fillSecrets(d, cfg, w.cfg.Secrets, w.cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	a.mask = mask
+	a.logs.setMask(mask)
 	id := a.id
 	return &Task{
 		RunID: id.Run, Workflow: d.GetWorkflow(), Version: int(d.GetVersion()),
@@ -68,7 +80,7 @@ func (w *Worker) task(a *attempt) *Task {
 			id.Run+":"+id.Node+":"+strconv.Itoa(id.Instance)+":"+strconv.Itoa(id.Attempt)),
 		WorkerID: w.cfg.ID,
 		Log:      a.logs.add,
-	}
+	}, nil
 }
 
 // conclude flushes the attempt's logs and queues its result, unless a

@@ -29,6 +29,7 @@ type logBuffer struct {
 
 	mu      sync.Mutex
 	pending [][]byte // encoded LogLines, at most limit
+	mask    *masker  // secrets to hide in every line
 
 	flushMu sync.Mutex // keeps concurrent flushes in order
 }
@@ -38,16 +39,24 @@ func newLogBuffer(key string, limit int) *logBuffer { return &logBuffer{key: key
 // add records one line; when more than limit lines wait, the oldest is dropped
 // (LTRIM would drop it anyway).
 func (b *logBuffer) add(stream, text string) {
-	enc, err := json.Marshal(LogLine{TimeMs: time.Now().UnixMilli(), Stream: stream, Text: cutLine(text)})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Masked before the cut, so a cut cannot leave part of a value behind.
+	enc, err := json.Marshal(LogLine{TimeMs: time.Now().UnixMilli(), Stream: stream, Text: cutLine(b.mask.str(text))})
 	if err != nil { // plain strings: cannot fail
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if len(b.pending) >= b.limit {
 		b.pending = b.pending[1:]
 	}
 	b.pending = append(b.pending, enc)
+}
+
+// setMask makes every later line hide m's secrets.
+func (b *logBuffer) setMask(m *masker) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mask = m
 }
 
 func (b *logBuffer) take() [][]byte {

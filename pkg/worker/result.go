@@ -62,19 +62,19 @@ func (w *Worker) finalResult(a *attempt, out any, herr error, finished time.Time
 			return r
 		}
 		r.Status = eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED
-		if err := w.attachOutput(a, r, b); err != nil {
+		if err := w.attachOutput(a, r, a.mask.jsonBytes(b)); err != nil {
 			r.Status, r.Error = eventsv1.TaskStatus_TASK_STATUS_FAILED, err.Error()
 		}
 		return r
 	}
 	r.Status, r.Permanent = eventsv1.TaskStatus_TASK_STATUS_FAILED, IsPermanent(herr)
-	r.Error = herr.Error()
+	r.Error = a.mask.str(herr.Error())
 	if r.Error == "" {
 		r.Error = fmt.Sprintf("handler %q failed without a message", a.dispatch.GetHandler())
 	}
 	if out != nil {
 		if b, err := json.Marshal(out); err == nil {
-			_ = w.attachOutput(a, r, b) // the handler's error matters more; attachOutput logged
+			_ = w.attachOutput(a, r, a.mask.jsonBytes(b)) // the handler's error matters more; attachOutput logged
 		}
 	}
 	return r

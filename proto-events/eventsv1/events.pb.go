@@ -590,8 +590,13 @@ type TaskDispatch struct {
 	TimeoutMs          int64 `protobuf:"varint,11,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
 	HeartbeatTimeoutMs int64 `protobuf:"varint,12,opt,name=heartbeat_timeout_ms,json=heartbeatTimeoutMs,proto3" json:"heartbeat_timeout_ms,omitempty"`
 	DispatchedAtMs     int64 `protobuf:"varint,13,opt,name=dispatched_at_ms,json=dispatchedAtMs,proto3" json:"dispatched_at_ms,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// secret_slots are the strings of config that reference secrets (<< secret.NAME >>): config
+	// holds "" at each slot's path; the worker sets it to the slot's parts joined, each secret
+	// part replaced by the value from the worker's own secret store. No secret value is ever in a
+	// record.
+	SecretSlots   []*SecretSlot `protobuf:"bytes,14,rep,name=secret_slots,json=secretSlots,proto3" json:"secret_slots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskDispatch) Reset() {
@@ -715,6 +720,120 @@ func (x *TaskDispatch) GetDispatchedAtMs() int64 {
 	return 0
 }
 
+func (x *TaskDispatch) GetSecretSlots() []*SecretSlot {
+	if x != nil {
+		return x.SecretSlots
+	}
+	return nil
+}
+
+// SecretSlot is one string of a dispatch's config that references secrets.
+type SecretSlot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is the string's JSON Pointer (RFC 6901) in config ("" for config itself).
+	Path          string        `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Parts         []*SecretPart `protobuf:"bytes,2,rep,name=parts,proto3" json:"parts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecretSlot) Reset() {
+	*x = SecretSlot{}
+	mi := &file_braid_events_v1_events_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecretSlot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecretSlot) ProtoMessage() {}
+
+func (x *SecretSlot) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_events_v1_events_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecretSlot.ProtoReflect.Descriptor instead.
+func (*SecretSlot) Descriptor() ([]byte, []int) {
+	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SecretSlot) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SecretSlot) GetParts() []*SecretPart {
+	if x != nil {
+		return x.Parts
+	}
+	return nil
+}
+
+// SecretPart is resolved text, or (secret set) the name of a secret.
+type SecretPart struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Secret        string                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecretPart) Reset() {
+	*x = SecretPart{}
+	mi := &file_braid_events_v1_events_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecretPart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecretPart) ProtoMessage() {}
+
+func (x *SecretPart) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_events_v1_events_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecretPart.ProtoReflect.Descriptor instead.
+func (*SecretPart) Descriptor() ([]byte, []int) {
+	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SecretPart) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *SecretPart) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
 // TaskResult reports an attempt's progress or outcome. Topic task.complete.
 // Results for an attempt that is no longer current are recorded and ignored.
 type TaskResult struct {
@@ -745,7 +864,7 @@ type TaskResult struct {
 
 func (x *TaskResult) Reset() {
 	*x = TaskResult{}
-	mi := &file_braid_events_v1_events_proto_msgTypes[3]
+	mi := &file_braid_events_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +876,7 @@ func (x *TaskResult) String() string {
 func (*TaskResult) ProtoMessage() {}
 
 func (x *TaskResult) ProtoReflect() protoreflect.Message {
-	mi := &file_braid_events_v1_events_proto_msgTypes[3]
+	mi := &file_braid_events_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +889,7 @@ func (x *TaskResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskResult.ProtoReflect.Descriptor instead.
 func (*TaskResult) Descriptor() ([]byte, []int) {
-	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TaskResult) GetRunId() string {
@@ -884,7 +1003,7 @@ type NodeChange struct {
 
 func (x *NodeChange) Reset() {
 	*x = NodeChange{}
-	mi := &file_braid_events_v1_events_proto_msgTypes[4]
+	mi := &file_braid_events_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +1015,7 @@ func (x *NodeChange) String() string {
 func (*NodeChange) ProtoMessage() {}
 
 func (x *NodeChange) ProtoReflect() protoreflect.Message {
-	mi := &file_braid_events_v1_events_proto_msgTypes[4]
+	mi := &file_braid_events_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +1028,7 @@ func (x *NodeChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeChange.ProtoReflect.Descriptor instead.
 func (*NodeChange) Descriptor() ([]byte, []int) {
-	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NodeChange) GetNodeId() string {
@@ -987,7 +1106,7 @@ type RunEvent struct {
 
 func (x *RunEvent) Reset() {
 	*x = RunEvent{}
-	mi := &file_braid_events_v1_events_proto_msgTypes[5]
+	mi := &file_braid_events_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1118,7 @@ func (x *RunEvent) String() string {
 func (*RunEvent) ProtoMessage() {}
 
 func (x *RunEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_braid_events_v1_events_proto_msgTypes[5]
+	mi := &file_braid_events_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1131,7 @@ func (x *RunEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunEvent.ProtoReflect.Descriptor instead.
 func (*RunEvent) Descriptor() ([]byte, []int) {
-	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_braid_events_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunEvent) GetRunId() string {
@@ -1098,7 +1217,7 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\x05timer\x18\b \x01(\x0e2\x1a.braid.events.v1.TimerKindR\x05timer\x12\x1a\n" +
 	"\binstance\x18\t \x01(\x05R\binstance\x12\x18\n" +
 	"\aattempt\x18\n" +
-	" \x01(\x05R\aattempt\"\x96\x03\n" +
+	" \x01(\x05R\aattempt\"\xd6\x03\n" +
 	"\fTaskDispatch\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1a\n" +
 	"\bworkflow\x18\x02 \x01(\tR\bworkflow\x12\x18\n" +
@@ -1114,7 +1233,16 @@ const file_braid_events_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\v \x01(\x03R\ttimeoutMs\x120\n" +
 	"\x14heartbeat_timeout_ms\x18\f \x01(\x03R\x12heartbeatTimeoutMs\x12(\n" +
-	"\x10dispatched_at_ms\x18\r \x01(\x03R\x0edispatchedAtMs\"\x9a\x03\n" +
+	"\x10dispatched_at_ms\x18\r \x01(\x03R\x0edispatchedAtMs\x12>\n" +
+	"\fsecret_slots\x18\x0e \x03(\v2\x1b.braid.events.v1.SecretSlotR\vsecretSlots\"S\n" +
+	"\n" +
+	"SecretSlot\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x121\n" +
+	"\x05parts\x18\x02 \x03(\v2\x1b.braid.events.v1.SecretPartR\x05parts\"8\n" +
+	"\n" +
+	"SecretPart\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x9a\x03\n" +
 	"\n" +
 	"TaskResult\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x17\n" +
@@ -1208,7 +1336,7 @@ func file_braid_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_braid_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_braid_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_braid_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_braid_events_v1_events_proto_goTypes = []any{
 	(ControlAction)(0),        // 0: braid.events.v1.ControlAction
 	(TimerKind)(0),            // 1: braid.events.v1.TimerKind
@@ -1218,22 +1346,26 @@ var file_braid_events_v1_events_proto_goTypes = []any{
 	(*RunStartRequested)(nil), // 5: braid.events.v1.RunStartRequested
 	(*RunControl)(nil),        // 6: braid.events.v1.RunControl
 	(*TaskDispatch)(nil),      // 7: braid.events.v1.TaskDispatch
-	(*TaskResult)(nil),        // 8: braid.events.v1.TaskResult
-	(*NodeChange)(nil),        // 9: braid.events.v1.NodeChange
-	(*RunEvent)(nil),          // 10: braid.events.v1.RunEvent
+	(*SecretSlot)(nil),        // 8: braid.events.v1.SecretSlot
+	(*SecretPart)(nil),        // 9: braid.events.v1.SecretPart
+	(*TaskResult)(nil),        // 10: braid.events.v1.TaskResult
+	(*NodeChange)(nil),        // 11: braid.events.v1.NodeChange
+	(*RunEvent)(nil),          // 12: braid.events.v1.RunEvent
 }
 var file_braid_events_v1_events_proto_depIdxs = []int32{
-	0, // 0: braid.events.v1.RunControl.action:type_name -> braid.events.v1.ControlAction
-	1, // 1: braid.events.v1.RunControl.timer:type_name -> braid.events.v1.TimerKind
-	2, // 2: braid.events.v1.TaskResult.status:type_name -> braid.events.v1.TaskStatus
-	4, // 3: braid.events.v1.NodeChange.state:type_name -> braid.events.v1.NodeState
-	3, // 4: braid.events.v1.RunEvent.run_status:type_name -> braid.events.v1.RunStatus
-	9, // 5: braid.events.v1.RunEvent.nodes:type_name -> braid.events.v1.NodeChange
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	0,  // 0: braid.events.v1.RunControl.action:type_name -> braid.events.v1.ControlAction
+	1,  // 1: braid.events.v1.RunControl.timer:type_name -> braid.events.v1.TimerKind
+	8,  // 2: braid.events.v1.TaskDispatch.secret_slots:type_name -> braid.events.v1.SecretSlot
+	9,  // 3: braid.events.v1.SecretSlot.parts:type_name -> braid.events.v1.SecretPart
+	2,  // 4: braid.events.v1.TaskResult.status:type_name -> braid.events.v1.TaskStatus
+	4,  // 5: braid.events.v1.NodeChange.state:type_name -> braid.events.v1.NodeState
+	3,  // 6: braid.events.v1.RunEvent.run_status:type_name -> braid.events.v1.RunStatus
+	11, // 7: braid.events.v1.RunEvent.nodes:type_name -> braid.events.v1.NodeChange
+	8,  // [8:8] is the sub-list for method output_type
+	8,  // [8:8] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_braid_events_v1_events_proto_init() }
@@ -1247,7 +1379,7 @@ func file_braid_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_braid_events_v1_events_proto_rawDesc), len(file_braid_events_v1_events_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

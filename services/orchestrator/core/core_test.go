@@ -8,6 +8,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/template"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,6 +45,28 @@ func TestTemplatesResolveFromUpstreamOutputs(t *testing.T) {
 	eff := complete(r, "C", `{"result":"y"}`)
 	require.Len(t, eff.Dispatches, 1)
 	require.JSONEq(t, `{"both":"x and y","b":{"result":"x"},"who":"world"}`, string(eff.Dispatches[0].Config))
+}
+
+// TestSecretsTravelAsSlots: a node referencing a secret is dispatched with
+// "" where each secret-bearing string is and a slot describing it; data
+// that looks like a secret reference stays data.
+func TestSecretsTravelAsSlots(t *testing.T) {
+	t.Parallel()
+	b := dag.Node{ID: "B", Handler: "shell", DependsOn: []string{"A"},
+		Config: json.RawMessage(`{"command":"echo << A.v >>","env":{"TOKEN":"<< secret.TOKEN >>","URL":"https://u:<< secret.PW >>@<< A.host >>/"}}`)}
+	r, _ := newTestRun(t, node("A"), b)
+	eff := complete(r, "A", `{"v":"<< secret.TOKEN >>","host":"h.example"}`)
+	require.Len(t, eff.Dispatches, 1)
+	d := eff.Dispatches[0]
+	require.JSONEq(t, `{"command":"echo '<< secret.TOKEN >>'","env":{"TOKEN":"","URL":""}}`, string(d.Config))
+	require.Equal(t, []template.Slot{
+		{Path: []string{"env", "TOKEN"}, Parts: []template.Part{{Ref: "TOKEN"}}},
+		{Path: []string{"env", "URL"}, Parts: []template.Part{{Text: "https://u:"}, {Ref: "PW"}, {Text: "@h.example/"}}},
+	}, d.Secrets)
+
+	plain, _ := newTestRun(t, node("A"), dag.Node{ID: "B", Handler: "noop", DependsOn: []string{"A"}, Config: json.RawMessage(`{"x":"<< A >>"}`)})
+	eff = complete(plain, "A", `"<< secret.TOKEN >>"`)
+	require.Empty(t, eff.Dispatches[0].Secrets, "a node without secret references has no slots")
 }
 
 func TestShellTemplatesAreQuoted(t *testing.T) {

@@ -53,7 +53,7 @@ func (r *Run) queue(i int, now int64, eff *Effects) bool {
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Attempt: n.Attempt, At: n.Deadline})
 	}
 	if builtin {
-		return r.startBuiltin(i, cfg, now, eff)
+		return r.startBuiltin(i, cfg.config, now, eff)
 	}
 	r.transition(i, runstate.NodeQueued, "", now, eff)
 	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))
@@ -61,11 +61,11 @@ func (r *Run) queue(i int, now int64, eff *Effects) bool {
 }
 
 // dispatchOf builds the dispatch of node i's current attempt.
-func (r *Run) dispatchOf(i int, cfg []byte) Dispatch {
+func (r *Run) dispatchOf(i int, cfg resolved) Dispatch {
 	node := r.Plan.Graph.Def.Nodes[i]
 	attempt := r.Nodes[i].Attempt
 	return Dispatch{
-		Node: i, Count: 1, Attempt: attempt, Handler: node.Handler, Config: cfg,
+		Node: i, Count: 1, Attempt: attempt, Handler: node.Handler, Config: cfg.config, Secrets: cfg.secrets,
 		IdempotencyKey:   IdempotencyKey(r.ID, node.ID, 0, attempt),
 		TimeoutMs:        ms(node.Timeout),
 		HeartbeatTimeout: ms(cmpDuration(node.HeartbeatTimeout, DefaultHeartbeatTimeout)),
@@ -99,18 +99,25 @@ func (r *Run) scope(refs []string, decode func(json.RawMessage) any) template.Ma
 	return s
 }
 
+// resolved is a node's config with every template resolved but its secret
+// references, which the worker fills in (template.Slot).
+type resolved struct {
+	config  json.RawMessage
+	secrets []template.Slot
+}
+
 // resolveConfig returns node i's config with every template resolved. In a
 // shell node's command every substituted value is shell-quoted.
-func (r *Run) resolveConfig(i int) (json.RawMessage, error) {
+func (r *Run) resolveConfig(i int) (resolved, error) {
 	node := r.Plan.Graph.Def.Nodes[i]
 	if !r.Plan.nodes[i].hasTmpl {
-		return orNull(node.Config), nil
+		return resolved{config: orNull(node.Config)}, nil
 	}
 	return r.resolveIn(i, r.scope(r.Plan.Graph.Refs[i], decodeJSON))
 }
 
 // resolveIn resolves node i's config templates against scope.
-func (r *Run) resolveIn(i int, scope template.MapScope) (json.RawMessage, error) {
+func (r *Run) resolveIn(i int, scope template.MapScope) (resolved, error) {
 	node := r.Plan.Graph.Def.Nodes[i]
 	cfg, command, isShell := r.Plan.nodes[i].config, "", false
 	if m, ok := cfg.(map[string]any); ok && node.Handler == "shell" {
@@ -119,22 +126,36 @@ func (r *Run) resolveIn(i int, scope template.MapScope) (json.RawMessage, error)
 			cfg = without(m, "command")
 		}
 	}
-	out, err := template.Resolve(cfg, scope)
+	var res resolved
+	out, err := r.resolveValue(i, cfg, scope, &res)
 	if err != nil {
-		return nil, templateErr(node.ID, err)
+		return resolved{}, templateErr(node.ID, err)
 	}
 	if isShell {
 		quoted, err := template.ResolveShell(command, scope)
 		if err != nil {
-			return nil, templateErr(node.ID, err)
+			return resolved{}, templateErr(node.ID, err)
 		}
 		out.(map[string]any)["command"] = quoted
 	}
 	b, err := json.Marshal(out)
 	if err == nil && len(b) > MaxConfigBytes {
-		return nil, fmt.Errorf("node %s: resolved config is %d bytes, over the %d-byte dispatch limit; pass large data by reference", node.ID, len(b), MaxConfigBytes)
+		return resolved{}, fmt.Errorf("node %s: resolved config is %d bytes, over the %d-byte dispatch limit; pass large data by reference", node.ID, len(b), MaxConfigBytes)
 	}
-	return b, err
+	res.config = b
+	return res, err
+}
+
+// resolveValue resolves cfg against scope; a node that references secrets
+// gets them as slots in res instead (the registered definition keeps them
+// out of a shell command, which is resolved apart).
+func (r *Run) resolveValue(i int, cfg any, scope template.MapScope, res *resolved) (any, error) {
+	if !r.Plan.nodes[i].hasSecret {
+		return template.Resolve(cfg, scope)
+	}
+	out, slots, err := template.ResolveDeferring(cfg, scope, dag.RootSecret)
+	res.secrets = slots
+	return out, err
 }
 
 // MaxConfigBytes bounds a node's resolved config so that a dispatch always

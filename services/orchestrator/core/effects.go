@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/template"
 )
 
 // Effects is what the shell must do after Apply: persist, then publish.
@@ -52,12 +53,14 @@ func (e *Effects) Empty() bool {
 
 // Dispatch is one attempt to send to a worker.
 type Dispatch struct {
-	Node             int
-	Instance         int
-	Count            int
-	Attempt          int
-	Handler          string
-	Config           json.RawMessage
+	Node     int
+	Instance int
+	Count    int
+	Attempt  int
+	Handler  string
+	Config   json.RawMessage
+	// Secrets are the strings of Config the worker fills in with secrets.
+	Secrets          []template.Slot
 	IdempotencyKey   string
 	TimeoutMs        int64
 	HeartbeatTimeout int64

@@ -62,7 +62,7 @@ func (r *Run) startInstance(i, idx int, now int64, eff *Effects) {
 }
 
 // instanceDispatch builds the dispatch of instance idx's current attempt.
-func (r *Run) instanceDispatch(i, idx int, cfg json.RawMessage) Dispatch {
+func (r *Run) instanceDispatch(i, idx int, cfg resolved) Dispatch {
 	d := r.dispatchOf(i, cfg)
 	d.Instance, d.Count, d.Attempt = idx, r.Nodes[i].Count, r.fans[i].insts[idx].Attempt
 	d.IdempotencyKey = IdempotencyKey(r.ID, r.NodeID(i), idx, d.Attempt)
@@ -71,10 +71,10 @@ func (r *Run) instanceDispatch(i, idx int, cfg json.RawMessage) Dispatch {
 
 // instanceConfig resolves node i's config for instance idx, with `index`,
 // `count` and (foreach) `item` in scope.
-func (r *Run) instanceConfig(i, idx int) (json.RawMessage, error) {
+func (r *Run) instanceConfig(i, idx int) (resolved, error) {
 	f := r.fans[i]
 	if !r.Plan.nodes[i].hasTmpl {
-		return orNull(r.Plan.Graph.Def.Nodes[i].Config), nil
+		return resolved{config: orNull(r.Plan.Graph.Def.Nodes[i].Config)}, nil
 	}
 	if f.scope == nil {
 		f.scope = r.scope(r.Plan.Graph.Refs[i], decodeJSON)
@@ -89,7 +89,7 @@ func (r *Run) instanceConfig(i, idx int) (json.RawMessage, error) {
 	}
 	cfg, err := r.resolveIn(i, s)
 	if err != nil {
-		return nil, fmt.Errorf("instance %d: %w", idx, err)
+		return resolved{}, fmt.Errorf("instance %d: %w", idx, err)
 	}
 	return cfg, nil
 }

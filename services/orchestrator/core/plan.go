@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ type planNode struct {
 	when      *vm.Program
 	whenNames []string // identifiers the when expression reads
 	hasTmpl   bool     // config holds at least one template
+	hasSecret bool     // config references a secret: the worker fills it in
 }
 
 // NewPlan prepares g for execution. It fails only if g holds something
@@ -40,7 +42,7 @@ func NewPlan(g *dag.Graph) (*Plan, error) {
 	p := &Plan{Graph: g, nodes: make([]planNode, len(g.Def.Nodes))}
 	for i, n := range g.Def.Nodes {
 		cfg := decodeJSON(n.Config)
-		pn := planNode{config: cfg, hasTmpl: holdsMarker(cfg)}
+		pn := planNode{config: cfg, hasTmpl: holdsMarker(cfg), hasSecret: slices.Contains(g.Refs[i], dag.RootSecret)}
 		if prog := g.When[i]; prog != nil {
 			pn.when, pn.whenNames = prog, identifiers(prog)
 		}

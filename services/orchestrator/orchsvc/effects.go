@@ -9,6 +9,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/template"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/redis/go-redis/v9"
@@ -150,6 +151,7 @@ func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
 			Instance: int32(d.Instance), Count: int32(d.Count), Attempt: int32(d.Attempt), Handler: d.Handler,
 			Config: d.Config, IdempotencyKey: d.IdempotencyKey, TimeoutMs: d.TimeoutMs,
 			HeartbeatTimeoutMs: d.HeartbeatTimeout, DispatchedAtMs: r.Nodes[d.Node].QueuedAt,
+			SecretSlots: secretSlots(d.Secrets),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("encode dispatch run=%s: %w", g.run, err)
@@ -164,6 +166,22 @@ func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// secretSlots is the wire form of a dispatch's secret slots.
+func secretSlots(slots []template.Slot) []*eventsv1.SecretSlot {
+	if len(slots) == 0 {
+		return nil
+	}
+	out := make([]*eventsv1.SecretSlot, len(slots))
+	for i, s := range slots {
+		w := &eventsv1.SecretSlot{Path: s.Pointer(), Parts: make([]*eventsv1.SecretPart, len(s.Parts))}
+		for j, p := range s.Parts {
+			w.Parts[j] = &eventsv1.SecretPart{Text: p.Text, Secret: p.Ref}
+		}
+		out[i] = w
+	}
+	return out
 }
 
 // errUnpublished reports a batch whose follow-up messages could not be

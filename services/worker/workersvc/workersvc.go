@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -56,6 +58,12 @@ type Config struct {
 	Handler handler.Config
 	// Extra handlers are added to the built-ins; one with a built-in's name replaces it.
 	Extra map[string]worker.Handler
+	// Handlers, when set, are the only handlers this worker runs
+	// (BRAID_WORKER_HANDLERS): a dispatch for another fails permanently,
+	// naming the worker. Every name must be a known handler.
+	Handlers []string
+	// Secrets resolves << secret.NAME >> in task configs (nil: none).
+	Secrets worker.Secrets
 	// HTTPAddr, when set, serves /healthz, /readyz (Redis answers, the
 	// worker runs) and the probe of `braid-worker healthcheck` (opsserve).
 	HTTPAddr string
@@ -95,10 +103,12 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 			logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", cfg.ID, "processes", n)
 		}
 	}
-	handlers := handler.Builtins(cfg.Handler)
-	maps.Copy(handlers, cfg.Extra)
+	handlers, err := enabledHandlers(cfg)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
 	w, err := worker.New(worker.Config{
-		ID: cfg.ID, Bus: cfg.Bus, Redis: rdb, Keys: cfg.Keys, Handlers: handlers,
+		ID: cfg.ID, Bus: cfg.Bus, Redis: rdb, Keys: cfg.Keys, Handlers: handlers, Secrets: cfg.Secrets,
 		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, HeartbeatInterval: cfg.HeartbeatInterval, LivenessTimeout: cfg.LivenessTimeout, Logger: logger,
 	})
 	if err != nil {
@@ -113,4 +123,23 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	defer ops.Stop()
 	return w.Run(ctx)
+}
+
+// enabledHandlers is the built-ins plus cfg.Extra, narrowed to cfg.Handlers
+// when it is set.
+func enabledHandlers(cfg Config) (map[string]worker.Handler, error) {
+	all := handler.Builtins(cfg.Handler)
+	maps.Copy(all, cfg.Extra)
+	if len(cfg.Handlers) == 0 {
+		return all, nil
+	}
+	out := make(map[string]worker.Handler, len(cfg.Handlers))
+	for _, name := range cfg.Handlers {
+		h, ok := all[name]
+		if !ok {
+			return nil, fmt.Errorf("BRAID_WORKER_HANDLERS: unknown handler %q (known: %s)", name, strings.Join(slices.Sorted(maps.Keys(all)), ", "))
+		}
+		out[name] = h
+	}
+	return out, nil
 }

@@ -30,6 +30,8 @@ type app struct {
 	out    io.Writer
 	errOut io.Writer
 	getenv func(string) string
+	// environ lists the environment (BRAID_SECRET_* for braid dev); nil: empty.
+	environ func() []string
 
 	url     string // --url
 	apiKey  string // --api-key

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"github.com/braidhq/braid/pkg/worker"
 	"log/slog"
+	"strings"
 
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
 	"github.com/spf13/cobra"
@@ -62,7 +64,50 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	}
 	f.cfg.DataDir = a.dataDirectory()
 	f.cfg.APIKeys = a.getenv("BRAID_API_KEYS")
+	f.cfg.TaskEnv = taskEnv(a)
 	f.cfg.Out = a.out
 	f.cfg.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level}))
 	return devstack.Run(cmd.Context(), f.cfg)
+}
+
+// secretPrefix starts the variables holding secrets for tasks, as for the
+// worker service: BRAID_SECRET_TOKEN is << secret.TOKEN >>.
+const secretPrefix = "BRAID_SECRET_"
+
+// taskEnv reads the workers' task settings as the worker service does:
+// BRAID_WORKER_PASS_ENV, BRAID_WORKER_HANDLERS, BRAID_SECRET_<NAME> and
+// BRAID_WORKER_SECRETS_DIR.
+func taskEnv(a *app) devstack.TaskEnv {
+	te := devstack.TaskEnv{PassEnv: splitList(a.getenv("BRAID_WORKER_PASS_ENV")), Handlers: splitList(a.getenv("BRAID_WORKER_HANDLERS"))}
+	var chain worker.SecretChain
+	if a.environ != nil {
+		m := worker.SecretMap{}
+		for _, kv := range a.environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			if name, ok := strings.CutPrefix(k, secretPrefix); ok && name != "" && v != "" {
+				m[name] = v
+			}
+		}
+		if len(m) > 0 {
+			chain = append(chain, m)
+		}
+	}
+	if dir := a.getenv("BRAID_WORKER_SECRETS_DIR"); dir != "" {
+		chain = append(chain, worker.SecretDir(dir))
+	}
+	if len(chain) > 0 {
+		te.Secrets = chain
+	}
+	return te
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

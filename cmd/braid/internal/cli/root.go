@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 )
@@ -10,7 +11,7 @@ import (
 // Main runs the braid command line with args (without the program name) and
 // returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return execute(ctx, &app{in: stdin, out: stdout, errOut: stderr, getenv: osEnv}, args)
+	return execute(ctx, &app{in: stdin, out: stdout, errOut: stderr, getenv: osEnv, environ: os.Environ}, args)
 }
 
 // execute runs the command tree around a with args.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/worker"
 	"io"
 	"log/slog"
 	"net"
@@ -45,6 +46,11 @@ type Config struct {
 	// APIKeys is BRAID_API_KEYS ("name:key:role,..."); when empty a key is
 	// generated once and kept in <DataDir>/api-key.
 	APIKeys string
+	// TaskEnv is what the workers give tasks beyond the defaults: variables
+	// passed on (BRAID_WORKER_PASS_ENV), the handlers they run
+	// (BRAID_WORKER_HANDLERS) and secrets (BRAID_SECRET_<NAME>,
+	// BRAID_WORKER_SECRETS_DIR), as for the worker service.
+	TaskEnv TaskEnv
 	// ShutdownTimeout bounds each shutdown step; default 30s.
 	ShutdownTimeout time.Duration
 	// ReadyTimeout bounds the wait for the api's /readyz; default 60s.
@@ -93,4 +99,11 @@ func (c Config) validate() error {
 		return fmt.Errorf("braid dev: %w", err)
 	}
 	return nil
+}
+
+// TaskEnv is the workers' task-facing settings.
+type TaskEnv struct {
+	PassEnv  []string
+	Handlers []string
+	Secrets  worker.Secrets
 }

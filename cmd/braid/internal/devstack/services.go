@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/handler"
 	"log/slog"
 	"time"
 
@@ -61,7 +62,8 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 			wbus := bus
 			wbus.InstanceID = id
 			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc,
-				Concurrency: cfg.WorkerConcurrency}, log.With("service", "worker"))
+				Concurrency: cfg.WorkerConcurrency, Handler: handler.Config{PassEnv: cfg.TaskEnv.PassEnv},
+				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets}, log.With("service", "worker"))
 		}))
 	}
 	r.api = launch(ctx, "api", r.exits, func(ctx context.Context) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/worker"
 	"github.com/braidhq/braid/services/worker/workersvc"
 )
 
@@ -22,7 +23,16 @@ type Config struct {
 	LLMBaseURL   string        // BRAID_LLM_BASE_URL, OpenAI-compatible API; default "" (mock completions)
 	LLMAPIKey    string        // BRAID_LLM_API_KEY; default ""
 	HTTPAddr     string        // BRAID_WORKER_HTTP_ADDR, where /healthz and /readyz listen; default "" (off)
+	PassEnv      []string      // BRAID_WORKER_PASS_ENV, variables shell tasks get besides the base set; default none
+	Handlers     []string      // BRAID_WORKER_HANDLERS, the handlers this worker runs; default all
+	SecretsDir   string        // BRAID_WORKER_SECRETS_DIR, a directory of files named after secrets; default "" (none)
+	// Secrets are the BRAID_SECRET_<NAME> variables by NAME. Never log them.
+	Secrets map[string]string
 }
+
+// SecretPrefix starts the name of each variable that holds a secret for
+// tasks: BRAID_SECRET_TOKEN is << secret.TOKEN >>.
+const SecretPrefix = "BRAID_SECRET_"
 
 // Load reads the environment, reporting every malformed variable at once.
 func Load() (Config, error) {
@@ -37,6 +47,10 @@ func Load() (Config, error) {
 		LLMBaseURL:   r.String("BRAID_LLM_BASE_URL", ""),
 		LLMAPIKey:    r.String("BRAID_LLM_API_KEY", ""),
 		HTTPAddr:     r.String("BRAID_WORKER_HTTP_ADDR", ""),
+		PassEnv:      r.List("BRAID_WORKER_PASS_ENV", ""),
+		Handlers:     r.List("BRAID_WORKER_HANDLERS", ""),
+		SecretsDir:   r.String("BRAID_WORKER_SECRETS_DIR", ""),
+		Secrets:      nonEmpty(r.Prefixed(SecretPrefix)),
 	}
 	return c, r.Err()
 }
@@ -57,7 +71,36 @@ func (c Config) Service() workersvc.Config {
 		DrainTimeout:      c.DrainTimeout,
 		HeartbeatInterval: c.Heartbeat,
 		LivenessTimeout:   c.Liveness,
-		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey},
+		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey, PassEnv: c.PassEnv},
 		HTTPAddr:          c.HTTPAddr,
+		Handlers:          c.Handlers,
+		Secrets:           c.secrets(),
 	}
+}
+
+// secrets is where tasks' secrets come from: BRAID_SECRET_<NAME> variables,
+// then files in BRAID_WORKER_SECRETS_DIR; nil when neither is configured.
+func (c Config) secrets() worker.Secrets {
+	var chain worker.SecretChain
+	if len(c.Secrets) > 0 {
+		chain = append(chain, worker.SecretMap(c.Secrets))
+	}
+	if c.SecretsDir != "" {
+		chain = append(chain, worker.SecretDir(c.SecretsDir))
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	return chain
+}
+
+// nonEmpty drops empty values: an empty secret variable is treated as unset
+// (a task referencing it fails, naming it, instead of running with "").
+func nonEmpty(m map[string]string) map[string]string {
+	for k, v := range m {
+		if v == "" {
+			delete(m, k)
+		}
+	}
+	return m
 }

@@ -48,6 +48,27 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "task environment, handlers and secrets",
+			env: map[string]string{
+				"BRAID_WORKER_PASS_ENV": "AWS_REGION, HTTPS_PROXY", "BRAID_WORKER_HANDLERS": "noop,http",
+				"BRAID_SECRET_API_TOKEN": " tok en ", "BRAID_WORKER_SECRETS_DIR": "/run/secrets/braid",
+			},
+			want: func(t *testing.T, c Config) {
+				s := c.Service()
+				require.Equal(t, []string{"AWS_REGION", "HTTPS_PROXY"}, s.Handler.PassEnv)
+				require.Equal(t, []string{"noop", "http"}, s.Handlers)
+				v, ok := s.Secrets.Secret("API_TOKEN")
+				require.True(t, ok)
+				require.Equal(t, " tok en ", v, "secret values are taken as they are")
+				_, ok = s.Secrets.Secret("OTHER")
+				require.False(t, ok)
+			},
+		},
+		{
+			name: "no secrets configured",
+			want: func(t *testing.T, c Config) { require.Nil(t, c.Service().Secrets) },
+		},
+		{
 			name:    "malformed values are all reported",
 			env:     map[string]string{"BRAID_WORKER_CONCURRENCY": "-2", "BRAID_LOG_LEVEL": "loud", "BRAID_WORKER_DRAIN_TIMEOUT": "soon"},
 			wantErr: "BRAID_WORKER_CONCURRENCY",
@@ -57,7 +78,8 @@ func TestLoad(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, k := range []string{"BRAID_KAFKA_BROKERS", "BRAID_WORKER_CONCURRENCY", "BRAID_WORKER_ID", "BRAID_REDIS_NAMESPACE",
 				"BRAID_LOG_LEVEL", "BRAID_LLM_BASE_URL", "BRAID_LLM_API_KEY", "BRAID_WORKER_DRAIN_TIMEOUT", "BRAID_REDIS_URL",
-				"BRAID_WORKER_HEARTBEAT_INTERVAL"} {
+				"BRAID_WORKER_HEARTBEAT_INTERVAL", "BRAID_WORKER_PASS_ENV", "BRAID_WORKER_HANDLERS", "BRAID_SECRET_API_TOKEN",
+				"BRAID_WORKER_SECRETS_DIR"} {
 				t.Setenv(k, tt.env[k])
 			}
 			c, err := Load()
