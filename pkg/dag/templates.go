@@ -96,6 +96,11 @@ func (c *checker) templateString(i int, path func() string, s string, f field, s
 		c.probs.add(path(), "%v", err)
 		return far
 	}
+	if len(roots) > 0 && f == inConfig && c.d.Nodes[i].Handler == "transform" && path() == nodePath(i)+".config.jq" {
+		// A substituted value would become jq code: the shell's quoting has no jq counterpart.
+		c.probs.add(path(), `templates cannot be used in a jq program, where a value would become code: pass values in "input" (e.g. "input": {"name": "<< input.name >>"}) and read them as .name`)
+		return far
+	}
 	for _, root := range roots {
 		if root == RootSecret {
 			c.checkSecret(i, path, s, f)

@@ -44,6 +44,8 @@ var validationCases = []problemCase{
 		[]Problem{{"$.nodes[0].foreach", "secrets cannot be used in foreach, only in a node's config"}}},
 	{"secret in a wait node", wf(`{"id": "a", "handler": "wait", "config": {"duration": "<< secret.D >>"}}`),
 		[]Problem{{"$.nodes[0].config.duration", "secrets cannot be used in the config of a wait node: no worker runs it"}}},
+	{"template in a jq program", wf(`{"id": "a", "handler": "transform", "config": {"jq": ".[] | select(.n == \"<< input.n >>\")", "input": []}}`),
+		[]Problem{{"$.nodes[0].config.jq", `templates cannot be used in a jq program, where a value would become code: pass values in "input" (e.g. "input": {"name": "<< input.name >>"}) and read them as .name`}}},
 	{"duplicate id", wf(`{"id": "a", "handler": "noop"}, {"id": "b", "handler": "noop"}, {"id": "a", "handler": "noop"}`),
 		[]Problem{{"$.nodes[2].id", `duplicate id "a" (first used at $.nodes[0])`}}},
 	{"missing handler", wf(`{"id": "a"}`),
