@@ -63,11 +63,11 @@ func bins(t testing.TB) binaries {
 	return builtBins
 }
 
-// Failpoint builds: built on first use only, beside the others, one per
-// service ("orchestrator", "worker").
+// Variant builds (failpoints, race): built on first use only, beside the
+// others, one per service and variant.
 var (
-	failpointMu    sync.Mutex
-	failpointBuilt = map[string]string{}
+	variantMu    sync.Mutex
+	variantBuilt = map[string]string{}
 )
 
 // failpointOrchestrator is failpointBin(t, "orchestrator").
@@ -79,18 +79,35 @@ func failpointOrchestrator(t testing.TB) string { return failpointBin(t, "orches
 // it; every other test runs the normal build, which has no failpoint code.
 func failpointBin(t testing.TB, service string) string {
 	t.Helper()
-	failpointMu.Lock()
-	defer failpointMu.Unlock()
-	if out, ok := failpointBuilt[service]; ok {
+	return variantBin(t, service, "failpoints", "-tags", "failpoints")
+}
+
+// raceBin builds service ("api", "orchestrator", "worker") with the race
+// detector, once, and returns its path: a race in the real process under
+// fault injection prints "WARNING: DATA RACE" to its log.
+func raceBin(t testing.TB, service string) string {
+	t.Helper()
+	return variantBin(t, service, "race", "-race")
+}
+
+// variantBin builds ./services/<service> with flags as <service>-<variant>,
+// once.
+func variantBin(t testing.TB, service, variant string, flags ...string) string {
+	t.Helper()
+	variantMu.Lock()
+	defer variantMu.Unlock()
+	key := service + "-" + variant
+	if out, ok := variantBuilt[key]; ok {
 		return out
 	}
-	out := filepath.Join(filepath.Dir(bins(t).Orchestrator), service+"-failpoints")
-	cmd := exec.Command("go", "build", "-tags", "failpoints", "-o", out, "./services/"+service)
+	out := filepath.Join(filepath.Dir(bins(t).Orchestrator), key)
+	args := append(append([]string{"build"}, flags...), "-o", out, "./services/"+service)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = repoRoot(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the failpoints %s: %v\n%s", service, err, b)
+		t.Fatalf("build the %s %s: %v\n%s", variant, service, err, b)
 	}
-	failpointBuilt[service] = out
+	variantBuilt[key] = out
 	return out
 }
 

@@ -67,6 +67,8 @@ type stackOpts struct {
 	// instead of the normal build (a failpoints build); workerBin the same
 	// for worker i.
 	orchBin, workerBin func(i int) string
+	// apiBin, when not "", is the binary the api runs.
+	apiBin string
 	// workerEnv, when set, adds to worker i's environment (0-based).
 	workerEnv func(i int) []string
 	// env is added to every service's environment; it overrides the
@@ -129,7 +131,7 @@ func StartStack(t testing.TB, o stackOpts) (*Stack, func()) {
 		s.newWorker(t)
 	}
 	s.procs = append(append(s.procs, s.orchs...), s.workerProcs...)
-	s.procs = append(s.procs, startProc(t, dir, "api", s.bins.API, append(s.env, "BRAID_API_ADDR="+apiAddr,
+	s.procs = append(s.procs, startProc(t, dir, "api", cmp.Or(o.apiBin, s.bins.API), append(s.env, "BRAID_API_ADDR="+apiAddr,
 		"BRAID_API_KEYS=e2e:"+s.Key+":write,e2e-read:"+s.ReadKey+":read")))
 	if err := s.waitReady(); err != nil {
 		s.dump(t)
