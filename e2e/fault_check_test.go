@@ -39,11 +39,11 @@ func (f *faultStack) register(c *apiClient, prefix string, nodes []faultNode) st
 	def, err := json.Marshal(map[string]any{"name": wfName(f.t, prefix), "nodes": nodes})
 	require.NoError(f.t, err)
 	name, _ := c.register(def)
-	parents, rules := map[string][]string{}, map[string]string{}
+	parents, rules, handlers := map[string][]string{}, map[string]string{}, map[string]string{}
 	for _, n := range nodes {
-		parents[n.ID], rules[n.ID] = n.DependsOn, n.TriggerRule
+		parents[n.ID], rules[n.ID], handlers[n.ID] = n.DependsOn, n.TriggerRule, n.Handler
 	}
-	f.parents[name], f.rules[name] = parents, rules
+	f.parents[name], f.rules[name], f.handlers[name] = parents, rules, handlers
 	return name
 }
 
@@ -82,6 +82,10 @@ type checkReport struct {
 	Instances map[string]map[string]map[int]runstate.NodeRecord
 	// History maps run id → its history lines.
 	History map[string][]string
+	// SucceededAt maps attemptKey → when the orchestrator applied the
+	// attempt's success (the event's at_ms; the record's FinishedAt is
+	// the worker's own finish time, which can be much earlier).
+	SucceededAt map[string]int64
 }
 
 // checkInvariants is the one checker every fault test ends with. It waits
@@ -90,13 +94,15 @@ type checkReport struct {
 // transition repeated for an attempt on workflow.events, at most one
 // success per instance, and the stored record agrees with the events);
 // no attempt was dispatched before its trigger rule held (checkTrigger);
-// and every succeeded node and fan-out instance has its output stored.
+// every succeeded node and fan-out instance has its output stored; and
+// the executions the workers recorded agree (checkLedger).
 func (f *faultStack) checkInvariants(runs []string, within time.Duration) checkReport {
 	t := f.t
 	t.Helper()
 	f.waitTerminal(runs, within)
 	rep := checkReport{Dispatches: map[string]int{}, Nodes: map[string]map[string]runstate.NodeRecord{},
-		Instances: map[string]map[string]map[int]runstate.NodeRecord{}, History: map[string][]string{}}
+		Instances: map[string]map[string]map[int]runstate.NodeRecord{}, History: map[string][]string{},
+		SucceededAt: map[string]int64{}}
 	ctx := f.ctx(checkTimeout)
 	accepted := map[string]string{} // run → workflow
 	for _, id := range runs {
@@ -111,6 +117,7 @@ func (f *faultStack) checkInvariants(runs []string, within time.Duration) checkR
 	}
 	f.checkEvents(accepted, rep)
 	f.checkDispatches(accepted, rep)
+	f.checkLedger(accepted, rep)
 	return rep
 }
 
@@ -261,6 +268,7 @@ func (f *faultStack) checkEvents(accepted map[string]string, rep checkReport) {
 			terminal[attempt]++
 			require.Equal(t, 1, terminal[attempt], "attempt %s reached a terminal state twice (now %s)", attempt, st)
 			if st == runstate.NodeSucceeded {
+				rep.SucceededAt[attemptKey(ev.RunId, ch.NodeId, int(ch.Instance), int(ch.Attempt))] = ev.AtMs
 				success[inst]++
 				require.Equal(t, 1, success[inst], "instance %s completed twice", inst)
 				require.Equal(t, runstate.NodeSucceeded, rec.State, "instance %s succeeded on the topic but is %s in Redis", inst, rec.State)

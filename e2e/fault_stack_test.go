@@ -29,6 +29,15 @@ type faultStack struct {
 	// to trigger rules ("" for the default), for the checker.
 	parents map[string]map[string][]string
 	rules   map[string]map[string]string
+	// handlers maps workflow name → node id → handler, and ledger is the
+	// file where the workers' simulate handler records each execution
+	// (BRAID_WORKER_LEDGER), for checkLedger.
+	handlers map[string]map[string]string
+	ledger   string
+	// pausedPIDs are the processes the test SIGSTOPped: their claims lapse
+	// while they sleep, so another worker may legitimately run their
+	// attempt at the same time.
+	pausedPIDs map[int]bool
 }
 
 // startFaultStack starts redis-server, the broker and a stack on them; all
@@ -56,12 +65,15 @@ func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 		t.Fatalf("kfakebroker: %v\n%s", err, broker.tail())
 	}
 	o.kafka, o.redisURL = addr, r.URL
+	ledger := filepath.Join(dir, "ledger.tsv")
+	o.env = append([]string{"BRAID_WORKER_LEDGER=" + ledger}, o.env...)
 	s, stop := StartStack(t, o)
 	t.Cleanup(stop)
 	s.dumpOnFailure(t)
 	return &faultStack{Stack: s, t: t, redis: r, broker: broker, rdb: r.Client(t),
 		keys:    statestore.Keys{Namespace: s.Namespace},
-		parents: map[string]map[string][]string{}, rules: map[string]map[string]string{}}
+		parents: map[string]map[string][]string{}, rules: map[string]map[string]string{},
+		handlers: map[string]map[string]string{}, ledger: ledger, pausedPIDs: map[int]bool{}}
 }
 
 // kill SIGKILLs p; restart starts it again with its environment.
@@ -85,6 +97,7 @@ func (f *faultStack) restart(p *proc, env ...string) {
 func (f *faultStack) pause(p *proc) {
 	f.t.Helper()
 	f.t.Logf("fault: SIGSTOP %s pid=%d", p.name, p.pid())
+	f.pausedPIDs[p.pid()] = true
 	if err := p.signal(syscall.SIGSTOP); err != nil {
 		f.t.Fatal(err)
 	}

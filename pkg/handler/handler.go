@@ -64,6 +64,11 @@ type Config struct {
 	// prefix ending in "*" ("AWS_*"). BRAID_* names are refused (Validate):
 	// they are the worker's own configuration.
 	PassEnv []string
+	// Ledger, when set, is a file where the simulate handler appends one
+	// LedgerLine per execution before it runs (BRAID_WORKER_LEDGER): the
+	// test suites count executions with it. Set by the operator, never by a
+	// workflow.
+	Ledger string
 	// ShellPath is the shell the shell handler runs as `<ShellPath> -c command`
 	// unless a node's config names another. Default DefaultShellPath ("/bin/sh").
 	ShellPath string
@@ -126,8 +131,16 @@ func Builtins(cfg Config) map[string]worker.Handler {
 		NameHTTP:      &httpHandler{cfg: cfg},
 		NameLLM:       &llmHandler{cfg: cfg},
 		NameTransform: &transformHandler{cache: newJQCache(jqCacheSize)},
-		NameSimulate:  worker.HandlerFunc(handleSimulate),
+		NameSimulate:  simulate(cfg),
 	}
+}
+
+// simulate is the simulate handler, ledgered when cfg.Ledger is set.
+func simulate(cfg Config) worker.Handler {
+	if cfg.Ledger == "" {
+		return worker.HandlerFunc(handleSimulate)
+	}
+	return ledgered(&ledger{path: cfg.Ledger}, handleSimulate)
 }
 
 // maxRedirects bounds the redirects the default client follows.

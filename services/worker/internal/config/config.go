@@ -26,6 +26,7 @@ type Config struct {
 	PassEnv      []string      // BRAID_WORKER_PASS_ENV, variables shell tasks get besides the base set; default none
 	Handlers     []string      // BRAID_WORKER_HANDLERS, the handlers this worker runs; default all
 	SecretsDir   string        // BRAID_WORKER_SECRETS_DIR, a directory of files named after secrets; default "" (none)
+	Ledger       string        // BRAID_WORKER_LEDGER, a file where simulate records each execution; default "" (off)
 	// Secrets are the BRAID_SECRET_<NAME> variables by NAME. Never log them.
 	Secrets map[string]string
 }
@@ -50,6 +51,7 @@ func Load() (Config, error) {
 		PassEnv:      r.List("BRAID_WORKER_PASS_ENV", ""),
 		Handlers:     r.List("BRAID_WORKER_HANDLERS", ""),
 		SecretsDir:   r.String("BRAID_WORKER_SECRETS_DIR", ""),
+		Ledger:       r.String("BRAID_WORKER_LEDGER", ""),
 		Secrets:      nonEmpty(r.Prefixed(SecretPrefix)),
 	}
 	return c, r.Err()
@@ -71,7 +73,7 @@ func (c Config) Service() workersvc.Config {
 		DrainTimeout:      c.DrainTimeout,
 		HeartbeatInterval: c.Heartbeat,
 		LivenessTimeout:   c.Liveness,
-		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey, PassEnv: c.PassEnv},
+		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey, PassEnv: c.PassEnv, Ledger: c.Ledger},
 		HTTPAddr:          c.HTTPAddr,
 		Handlers:          c.Handlers,
 		Secrets:           c.secrets(),
