@@ -23,12 +23,12 @@ type LedgerLine struct {
 	// shut down).
 	Phase, Outcome string
 	Run            string
-	Node     string
-	Instance int
-	Attempt  int
-	Key      string
-	Worker   string
-	PID      int
+	Node           string
+	Instance       int
+	Attempt        int
+	Key            string
+	Worker         string
+	PID            int
 }
 
 // Ledger phases.
