@@ -173,3 +173,30 @@ func slicesOfKeys(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestFaultDuplicatedDispatches publishes every task.dispatch record again
+// under another key — so the copy usually reaches another worker than the
+// original — at once, and one in three a third time after up to 3 s: while
+// the original runs, after it finished, after its node succeeded. Each copy
+// must be refused by its claim: the execution ledger shows every attempt
+// executed once, never two at once, never after its success, and every run
+// succeeds with no retry spent.
+func TestFaultDuplicatedDispatches(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 3})
+	c := f.client(t)
+	wf := f.register(c, "dupdispatch", layered(20, 5, 50*time.Millisecond))
+	tap := f.tapDispatches(func(w string) bool { return w == wf })
+	runs := startRuns(c, wf, scale(6, 30))
+	f.waitTerminal(runs, 60*time.Second)
+	dups, triples := tap.stop()
+	t.Logf("tap: %d dispatches duplicated, %d of them tripled", dups, triples)
+	require.Positive(t, triples, "the tap tripled no dispatch")
+	rep := f.checkInvariants(runs, 60*time.Second)
+	rep.requireAllSucceeded(t)
+	for id, nodes := range rep.Nodes {
+		for node, rec := range nodes {
+			require.Equal(t, 1, rec.Attempt, "run %s node %s: a duplicated dispatch cost a retry", id, node)
+		}
+	}
+}

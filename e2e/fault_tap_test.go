@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"maps"
 	"math/rand/v2"
 	"sync"
@@ -45,9 +47,23 @@ type resultTap struct {
 // tapResults starts a tap that copies the results of runs whose workflow
 // name satisfies match (read from the run's record in Redis).
 func (f *faultStack) tapResults(match func(workflow string) bool) *resultTap {
+	return f.tap(eventsv1.TopicTaskComplete, false, match)
+}
+
+// tapDispatches starts a tap that copies the dispatches of runs whose
+// workflow satisfies match under another key, so that a copy usually lands
+// on another partition, and so another worker, than the original: as an
+// at-least-once producer retrying to a moved partition could.
+func (f *faultStack) tapDispatches(match func(workflow string) bool) *resultTap {
+	return f.tap(eventsv1.TopicTaskDispatch, true, match)
+}
+
+// tap copies the records of topic (rekeyed when rekey) of runs whose
+// workflow satisfies match.
+func (f *faultStack) tap(topic string, rekey bool, match func(workflow string) bool) *resultTap {
 	t := f.t
 	bus := eventbus.Config{Brokers: []string{f.Kafka}, TopicPrefix: f.TopicPrefix}
-	cons, err := eventbus.NewConsumer(bus, testinfra.UniqueName(t, "tap"), eventsv1.TopicTaskComplete)
+	cons, err := eventbus.NewConsumer(bus, testinfra.UniqueName(t, "tap"), topic)
 	require.NoError(t, err)
 	prod, err := eventbus.NewProducer(bus)
 	require.NoError(t, err)
@@ -66,12 +82,13 @@ func (f *faultStack) tapResults(match func(workflow string) bool) *resultTap {
 				if m.Headers[tapHeader] != "" {
 					continue
 				}
-				run := string(m.Key)
+				// Results are keyed by run id, dispatches by run/node#instance.
+				run, _, _ := strings.Cut(string(m.Key), "/")
 				if _, ok := workflows[run]; !ok {
 					workflows[run] = f.rdb.HGet(ctx, f.keys.Run(run), statestore.FieldWorkflow).Val()
 				}
 				if match(workflows[run]) {
-					tap.copy(ctx, prod, m, rnd)
+					tap.copy(ctx, prod, m, rnd, rekey)
 				}
 			}
 		}
@@ -84,9 +101,13 @@ func (f *faultStack) tapResults(match func(workflow string) bool) *resultTap {
 	return tap
 }
 
-// copy publishes m again now and, one time in three, once more later.
-func (tap *resultTap) copy(ctx context.Context, prod *eventbus.Producer, m eventbus.Message, rnd *rand.Rand) {
+// copy publishes m again now (under a random key when rekey) and, one time
+// in three, once more later.
+func (tap *resultTap) copy(ctx context.Context, prod *eventbus.Producer, m eventbus.Message, rnd *rand.Rand, rekey bool) {
 	cp := eventbus.Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Headers: maps.Clone(m.Headers)}
+	if rekey {
+		cp.Key = []byte(fmt.Sprintf("%s/copy-%d", m.Key, rnd.Int64()))
+	}
 	cp.Headers[tapHeader] = "1"
 	tap.publish(ctx, prod, cp)
 	tap.mu.Lock()

@@ -22,6 +22,7 @@ services/orchestrator/core/ready.go|		if c.succeeded > 0 {|		if c.succeeded >= 0
 services/orchestrator/core/control.go|	r.stopAll(runstate.NodeCancelled, reason, e.Now, eff)||services/orchestrator|./core|.
 services/orchestrator/core/lost.go|if n.Lost >= e.maxLost() {|if n.Lost > e.maxLost() {|services/orchestrator|./core|.
 pkg/template/shell.go|return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"|return "'" + s + "'"|pkg|./template|.
+pkg/worker/settle.go|	if res != statestore.ClaimOK {|	if false {|e2e|.|^TestFaultDuplicatedDispatches$
 LIST
 )
 
