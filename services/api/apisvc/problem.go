@@ -79,6 +79,17 @@ func errTooLarge(limit int64) *apiError {
 	return newError(http.StatusRequestEntityTooLarge, "too-large", "request body exceeds the limit of %d bytes", limit)
 }
 
+// errTooMany is a 429: a limit of the client's was reached; the caller sets
+// Retry-After.
+func errTooMany(format string, args ...any) *apiError {
+	return newError(http.StatusTooManyRequests, "too-many-requests", format, args...)
+}
+
+// errRequestTimeout is a 408: the request body did not arrive in time.
+func errRequestTimeout(format string, args ...any) *apiError {
+	return newError(http.StatusRequestTimeout, "request-timeout", format, args...)
+}
+
 func errUnsupportedMedia(got string) *apiError {
 	return newError(http.StatusUnsupportedMediaType, "unsupported-media-type", "Content-Type %q is not supported; send application/json", got)
 }
@@ -117,6 +128,8 @@ var problemTitles = map[string]string{
 	"too-large":              "Request body too large",
 	"unsupported-media-type": "Unsupported media type",
 	"validation":             "Validation failed",
+	"too-many-requests":      "Too many requests",
+	"request-timeout":        "Request timeout",
 	"unavailable":            "Service unavailable",
 	"internal":               "Internal server error",
 }
