@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/testinfra"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,30 +28,6 @@ func (e *env) dial() net.Conn {
 	return conn
 }
 
-// trickle writes text one byte every 20ms from another goroutine, until it
-// is written or a write fails (the server closed the connection).
-func trickle(conn net.Conn, text string) {
-	go func() {
-		for i := range len(text) {
-			if _, err := conn.Write([]byte{text[i]}); err != nil {
-				return
-			}
-			time.Sleep(20 * time.Millisecond) // the client's pace is the point of the test
-		}
-	}()
-}
-
-// closedWithin waits for the server to close conn and returns what it sent
-// first; it fails the test if conn is still open after d.
-func closedWithin(t *testing.T, conn net.Conn, d time.Duration) string {
-	t.Helper()
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(d)))
-	b, err := io.ReadAll(conn) // EOF, or a reset: closed either way
-	var ne net.Error
-	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server kept the connection open for %s", d)
-	return string(b)
-}
-
 // TestSlowlorisHeadersCutOff sends a request's headers a byte at a time:
 // the server closes the connection at ReadHeaderTimeout, long before the
 // headers would be complete (80 header lines at 20ms a byte: over a minute).
@@ -60,9 +37,7 @@ func TestSlowlorisHeadersCutOff(t *testing.T) {
 	o := shortTimeouts
 	o.timeouts.read, o.timeouts.write = time.Minute, 2*time.Minute
 	e := setup(t, o)
-	conn := e.dial()
-	trickle(conn, "GET /healthz HTTP/1.1\r\nHost: braid\r\n"+strings.Repeat("X-Slow: drip-drip-drip\r\n", 80)+"\r\n")
-	got := closedWithin(t, conn, 10*time.Second)
+	got := testinfra.Slowloris(t, strings.TrimPrefix(e.url, "http://"), "/healthz", 10*time.Second)
 	require.NotContains(t, got, "200 OK", "a request whose headers never came is not served") // net/http may say 400
 }
 
@@ -77,7 +52,7 @@ func TestSlowBodyGets408(t *testing.T) {
 		"\r\nContent-Type: application/json\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n"
 	_, err := conn.Write([]byte(head))
 	require.NoError(t, err)
-	trickle(conn, body)
+	testinfra.Trickle(conn, body)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err, "the api answers before the body would be complete (over 40 s)")
