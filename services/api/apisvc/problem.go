@@ -94,10 +94,17 @@ func errUnsupportedMedia(got string) *apiError {
 	return newError(http.StatusUnsupportedMediaType, "unsupported-media-type", "Content-Type %q is not supported; send application/json", got)
 }
 
-// errInvalid is a 422 listing every problem.
+// errInvalid is a 422 listing every problem, up to dag.MaxProblems and a
+// last one saying how many more there were (as dag.ValidationError does):
+// an input of 40,000 unknown names would otherwise be answered with
+// megabytes of problems.
 func errInvalid(detail string, errs []FieldError) *apiError {
 	e := newError(http.StatusUnprocessableEntity, "validation", "%s", detail)
 	e.errs = errs
+	if len(errs) > dag.MaxProblems+1 { // dag's own lists end at MaxProblems+1
+		more := len(errs) - dag.MaxProblems
+		e.errs = append(errs[:dag.MaxProblems:dag.MaxProblems], FieldError{"$", fmt.Sprintf("%d more problems not shown", more)})
+	}
 	return e
 }
 
