@@ -8,6 +8,11 @@ const MaxNodes = 10000
 // MaxDefinitionBytes is the largest definition Parse accepts, in bytes (1 MiB).
 const MaxDefinitionBytes = 1 << 20
 
+// MaxFanOut is the most instances one fan-out node may have. A literal
+// parallel above it is invalid; a foreach or parallel template that
+// resolves above it fails its node when the run reaches it.
+const MaxFanOut = 1_000_000
+
 // Definition is one version of a workflow: what a user registers and a run pins.
 type Definition struct {
 	Name        string               `json:"name"`                  // [a-z0-9][a-z0-9_.-]{0,63}

@@ -91,27 +91,34 @@ func (c *checker) checkFanOut(n *Node, path string) {
 	if n.Foreach != "" && !strings.Contains(n.Foreach, "<<") {
 		c.probs.add(path+".foreach", `foreach must be a template such as "<< node.items >>", got %q`, n.Foreach)
 	}
-	if len(n.Parallel) > 0 && !validParallel(n.Parallel) {
+	if len(n.Parallel) == 0 {
+		return
+	}
+	switch count, ok := parallelCount(n.Parallel); {
+	case !ok:
 		c.probs.add(path+".parallel", "parallel must be a positive integer or a template, got %s", describe(n.Parallel))
+	case count > MaxFanOut:
+		c.probs.add(path+".parallel", "parallel is %d instances; the limit is %d", count, MaxFanOut)
 	}
 }
 
-// validParallel reports whether raw is a positive integer or a string holding a template.
-func validParallel(raw json.RawMessage) bool {
+// parallelCount reports whether raw is a positive integer (returned) or a
+// string holding a template (count 0: known at run time).
+func parallelCount(raw json.RawMessage) (count int64, ok bool) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if dec.Decode(&v) != nil {
-		return false
+		return 0, false
 	}
 	switch x := v.(type) {
 	case json.Number:
 		i, err := x.Int64()
-		return err == nil && i > 0
+		return i, err == nil && i > 0
 	case string:
-		return strings.Contains(x, "<<")
+		return 0, strings.Contains(x, "<<")
 	}
-	return false
+	return 0, false
 }
 
 // linkNodes resolves depends_on into parent and child positions, reporting unknown, self and

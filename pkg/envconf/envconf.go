@@ -92,6 +92,21 @@ func (r *Reader) PositiveInt(name string, def int) int {
 	return n
 }
 
+// NonNegativeInt returns name's value as an integer >= 0, or def. It is for
+// limits where 0 has a meaning of its own (usually "no limit").
+func (r *Reader) NonNegativeInt(name string, def int) int {
+	v := r.get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		r.bad(name, v, "a non-negative integer")
+		return def
+	}
+	return n
+}
+
 // Duration returns name's value as a positive duration ("6s", "500ms"), or def.
 func (r *Reader) Duration(name string, def time.Duration) time.Duration {
 	v := r.get(name)

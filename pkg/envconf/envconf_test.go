@@ -17,13 +17,14 @@ func TestDefaults(t *testing.T) {
 	require.Equal(t, Common{KafkaBrokers: []string{"127.0.0.1:19092"}, Partitions: 6,
 		SessionTimeout: 3 * time.Second, RedisURL: "redis://127.0.0.1:16379/0", LogLevel: slog.LevelInfo}, c)
 	require.Equal(t, 4, r.PositiveInt("X", 4))
+	require.Equal(t, 5, r.NonNegativeInt("X", 5))
 	require.Equal(t, time.Second, r.Duration("X", time.Second))
 	require.True(t, r.Bool("X", true))
 }
 
 func TestValues(t *testing.T) {
 	t.Parallel()
-	r := FromMap(map[string]string{"BRAID_KAFKA_BROKERS": " a:1, ,b:2 ", "N": "8", "D": "250ms", "B": "off", "BRAID_LOG_LEVEL": "debug",
+	r := FromMap(map[string]string{"BRAID_KAFKA_BROKERS": " a:1, ,b:2 ", "N": "8", "Z": "0", "D": "250ms", "B": "off", "BRAID_LOG_LEVEL": "debug",
 		"BRAID_PPROF_ADDR": "127.0.0.1:6060", "BRAID_KAFKA_SESSION_TIMEOUT": "10s", "BRAID_KAFKA_TOPIC_PREFIX": "p."})
 	c := r.Common()
 	require.Equal(t, eventbus.Config{Brokers: []string{"a:1", "b:2"}, ClientID: "svc", Partitions: 6, TopicPrefix: "p.",
@@ -31,6 +32,8 @@ func TestValues(t *testing.T) {
 	require.Equal(t, []string{"a:1", "b:2"}, c.KafkaBrokers)
 	require.Equal(t, "127.0.0.1:6060", c.PprofAddr)
 	require.Equal(t, 8, r.PositiveInt("N", 1))
+	require.Equal(t, 8, r.NonNegativeInt("N", 1))
+	require.Equal(t, 0, r.NonNegativeInt("Z", 1))
 	require.Equal(t, 250*time.Millisecond, r.Duration("D", time.Second))
 	require.False(t, r.Bool("B", true))
 	require.Equal(t, slog.LevelDebug, r.LogLevel("BRAID_LOG_LEVEL"))
@@ -39,14 +42,16 @@ func TestValues(t *testing.T) {
 
 func TestEveryProblemIsReported(t *testing.T) {
 	t.Parallel()
-	r := FromMap(map[string]string{"N": "-1", "D": "soon", "B": "maybe", "BRAID_LOG_LEVEL": "loud"})
+	r := FromMap(map[string]string{"N": "-1", "M": "-2", "F": "1.5", "D": "soon", "B": "maybe", "BRAID_LOG_LEVEL": "loud"})
 	require.Equal(t, 3, r.PositiveInt("N", 3))
+	require.Equal(t, 4, r.NonNegativeInt("M", 4))
+	require.Equal(t, 4, r.NonNegativeInt("F", 4))
 	require.Equal(t, time.Second, r.Duration("D", time.Second))
 	require.True(t, r.Bool("B", true))
 	r.LogLevel("BRAID_LOG_LEVEL")
 	err := r.Err()
 	require.Error(t, err)
-	for _, want := range []string{`N="-1"`, `D="soon"`, `B="maybe"`, `BRAID_LOG_LEVEL="loud"`} {
+	for _, want := range []string{`N="-1"`, `M="-2": want a non-negative integer`, `F="1.5"`, `D="soon"`, `B="maybe"`, `BRAID_LOG_LEVEL="loud"`} {
 		require.ErrorContains(t, err, want)
 	}
 }

@@ -51,10 +51,34 @@ type Server struct {
 	addr string
 }
 
+// bounds are the ops server's limits on slow clients. Its clients are
+// probes and scrapers that send small requests and read small answers, so
+// every bound is short: a client that trickles its request or reads its
+// answer slowly (slowloris) is cut off instead of holding a connection.
+type bounds struct {
+	readHeader, read, write, idle time.Duration
+	maxHeaderBytes                int
+}
+
+// defaultBounds: WriteTimeout leaves a /metrics scrape and a /readyz
+// (CheckTimeout) ample time.
+var defaultBounds = bounds{readHeader: 5 * time.Second, read: 10 * time.Second, write: 30 * time.Second,
+	idle: time.Minute, maxHeaderBytes: 64 << 10}
+
+// server returns an http.Server of h within b.
+func (b bounds) server(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: b.readHeader, ReadTimeout: b.read,
+		WriteTimeout: b.write, IdleTimeout: b.idle, MaxHeaderBytes: b.maxHeaderBytes}
+}
+
 // Start listens on cfg.Addr and serves in a goroutine. An empty Addr is
 // off: it returns nil (Stop and Addr on a nil *Server are safe). A listen
 // error is returned at once, so a bad address stops the service at start.
 func Start(cfg Config, logger *slog.Logger) (*Server, error) {
+	return start(cfg, logger, defaultBounds)
+}
+
+func start(cfg Config, logger *slog.Logger, b bounds) (*Server, error) {
 	if cfg.Addr == "" {
 		return nil, nil
 	}
@@ -62,7 +86,7 @@ func Start(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s ops listen addr=%s: %w", cfg.Service, cfg.Addr, err)
 	}
-	s := &Server{srv: &http.Server{Handler: Handler(cfg), ReadHeaderTimeout: 5 * time.Second}, done: make(chan struct{}), addr: ln.Addr().String()}
+	s := &Server{srv: b.server(Handler(cfg)), done: make(chan struct{}), addr: ln.Addr().String()}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

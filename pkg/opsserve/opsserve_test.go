@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/braidhq/braid/pkg/testinfra"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +77,30 @@ func TestProbeUsesLoopbackForWildcards(t *testing.T) {
 		require.NoError(t, Probe(context.Background(), a, "/healthz"), a)
 	}
 	require.Error(t, Probe(context.Background(), "nonsense", "/healthz"))
+}
+
+// TestSlowClientsCutOff: a client that trickles its headers (slowloris) is
+// cut off at the header timeout instead of holding its connection.
+func TestSlowClientsCutOff(t *testing.T) {
+	t.Parallel()
+	b := defaultBounds
+	b.readHeader = 200 * time.Millisecond
+	s, err := start(Config{Addr: "127.0.0.1:0", Service: "x"}, slog.New(slog.DiscardHandler), b)
+	require.NoError(t, err)
+	defer s.Stop()
+	got := testinfra.Slowloris(t, s.Addr(), "/healthz", 5*time.Second) // under ReadTimeout: the header timeout cuts
+	require.NotContains(t, got, "200 OK")
+}
+
+// TestEveryBoundIsSet: the server Start builds bounds every slow-client
+// dimension (a zero would mean none).
+func TestEveryBoundIsSet(t *testing.T) {
+	t.Parallel()
+	srv := defaultBounds.server(http.NotFoundHandler())
+	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
+		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout} {
+		require.Positive(t, d, name)
+	}
+	require.Greater(t, srv.WriteTimeout, CheckTimeout, "a readiness check has time to answer")
+	require.Positive(t, srv.MaxHeaderBytes)
 }

@@ -28,11 +28,34 @@ type Server struct {
 	done chan struct{}
 }
 
+// bounds are the server's limits on slow clients: a client that trickles
+// its request or reads its answer slowly (slowloris) is cut off instead of
+// holding a connection.
+type bounds struct {
+	readHeader, read, write, idle time.Duration
+	maxHeaderBytes                int
+}
+
+// defaultBounds. WriteTimeout need not cover a CPU profile or trace's
+// ?seconds=: net/http/pprof moves the write deadline by that much itself.
+var defaultBounds = bounds{readHeader: 5 * time.Second, read: 10 * time.Second, write: 30 * time.Second,
+	idle: time.Minute, maxHeaderBytes: 64 << 10}
+
+// server returns an http.Server of h within b.
+func (b bounds) server(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: b.readHeader, ReadTimeout: b.read,
+		WriteTimeout: b.write, IdleTimeout: b.idle, MaxHeaderBytes: b.maxHeaderBytes}
+}
+
 // Start listens on addr (host:port) and serves /debug/pprof/ there in a
 // goroutine. An empty addr means off: Start returns nil and no error, and
 // Stop on a nil *Server does nothing. A listen error is returned at once,
 // so a bad BRAID_PPROF_ADDR stops the service at start-up.
 func Start(addr string, logger *slog.Logger) (*Server, error) {
+	return start(addr, logger, defaultBounds)
+}
+
+func start(addr string, logger *slog.Logger, b bounds) (*Server, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -40,7 +63,7 @@ func Start(addr string, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pprof listen addr=%s: %w", addr, err)
 	}
-	s := &Server{srv: &http.Server{Handler: Handler(), ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan struct{})}
+	s := &Server{srv: b.server(Handler()), ln: ln, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

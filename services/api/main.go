@@ -58,5 +58,16 @@ func run(ctx context.Context, env config.Config, keys []apisvc.APIKey, logger *s
 		Bus:   env.Bus(apisvc.ClientID),
 		Redis: rdb, Keys: statestore.Keys{Namespace: env.RedisNamespace},
 		MaxBodyBytes: env.MaxBody, MaxWaiters: env.MaxWaiters, Logger: logger,
+		RateLimit: float64(offIfZero(env.RateLimit)), RateBurst: env.RateBurst,
+		MaxStreamsPerKey: offIfZero(env.MaxStreamsPerKey), MaxWaitersPerKey: offIfZero(env.MaxWaitersPerKey),
 	})
+}
+
+// offIfZero maps a limit read from BRAID_*, where 0 turns it off, to
+// apisvc.Config's convention, where 0 is the default and NoLimit is off.
+func offIfZero(n int) int {
+	if n == 0 {
+		return apisvc.NoLimit
+	}
+	return n
 }

@@ -19,8 +19,10 @@ type principal struct {
 // anonymous is the principal of every request when authentication is off.
 var anonymous = principal{Name: "anonymous", Role: RoleWrite}
 
-// authenticate admits requests carrying a configured key, and write
-// requests only with a write key. It never logs or echoes the key.
+// authenticate admits requests carrying a configured key and records its
+// principal. It never logs or echoes the key. A request without a valid key
+// is charged to its client address's rate budget before its 401, so that
+// guessing keys is rate limited too (then it gets the 429 instead).
 func (s *Server) authenticate(c *gin.Context) {
 	if s.cfg.AuthOff {
 		c.Set(ctxPrincipal, anonymous)
@@ -28,18 +30,31 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	tok, ok := credential(c.Request)
 	if !ok {
-		c.Header("WWW-Authenticate", `Bearer realm="braid"`)
-		abort(c, errUnauthorized("missing API key: send it as X-API-Key: <key> or Authorization: Bearer <key>"))
+		s.unauthorized(c, `Bearer realm="braid"`, "missing API key: send it as X-API-Key: <key> or Authorization: Bearer <key>")
 		return
 	}
 	i := s.ring.match(tok)
 	if i < 0 {
-		c.Header("WWW-Authenticate", `Bearer realm="braid", error="invalid_token"`)
-		abort(c, errUnauthorized("invalid API key"))
+		s.unauthorized(c, `Bearer realm="braid", error="invalid_token"`, "invalid API key")
 		return
 	}
-	p := principal{Name: s.ring.names[i], Role: s.ring.roles[i]}
-	c.Set(ctxPrincipal, p)
+	c.Set(ctxPrincipal, principal{Name: s.ring.names[i], Role: s.ring.roles[i]})
+}
+
+// unauthorized answers 401 with challenge, or 429 when the client address
+// is over its rate limit.
+func (s *Server) unauthorized(c *gin.Context, challenge, detail string) {
+	if !s.admit(c, peerClient(c)) {
+		return
+	}
+	c.Header("WWW-Authenticate", challenge)
+	abort(c, errUnauthorized(detail))
+}
+
+// authorize admits write requests only with a write key. It runs after
+// rateLimit, so refused requests count against the key's rate as well.
+func authorize(c *gin.Context) {
+	p := c.MustGet(ctxPrincipal).(principal)
 	if p.Role != RoleWrite && !readOnly(c.Request.Method) {
 		abort(c, errForbidden("API key %q has role read; %s %s needs a write key", p.Name, c.Request.Method, c.FullPath()))
 	}

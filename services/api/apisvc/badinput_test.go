@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/braidhq/braid/pkg/dag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -234,35 +235,58 @@ func controlCases(run string) []badCase {
 	}
 }
 
-// TestBadInput sends well over 100 malformed requests: each gets a 4xx
-// problem+json with a clear detail, never a 5xx.
+// allBadCases is every malformed request of the suite, against workflow
+// "bad" (see setupBadInput), its run and schedule sched.
+func allBadCases(run, sched string) []badCase {
+	var cases []badCase
+	for _, set := range [][]badCase{definitionCases(), runRequestCases(), queryCases(run), controlCases(run),
+		headerCases(run), pathCases(run), methodCases(run), bodyCases(run), scheduleCases(sched)} {
+		cases = append(cases, set...)
+	}
+	return cases
+}
+
+// setupBadInput registers what the cases need: workflow "bad" with typed
+// inputs, one pending run of it and a schedule of it.
+func setupBadInput(e *env) (run, sched string) {
+	e.t.Helper()
+	e.register(`{"name":"bad","inputs":{"n":{"type":"integer","required":true},"s":{"type":"string"},"b":{"type":"boolean"},
+		"o":{"type":"object"},"a":{"type":"array"},"num":{"type":"number"}},"nodes":[{"id":"a","handler":"noop"}]}`)
+	run = e.startRun("bad", map[string]any{"input": map[string]any{"n": 1}}, nil)
+	sched = e.schedule(map[string]any{"workflow": "bad", "cron": "@daily", "input": map[string]any{"n": 1}}).ID
+	return run, sched
+}
+
+// checkBad sends tc and requires its 4xx: problem+json (checked against the
+// OpenAPI document) with a clear detail and the request path; never a 5xx.
+func checkBad(t *testing.T, e *env, tc badCase) {
+	t.Helper()
+	resp := e.client.do(t, tc.r, !tc.r.malformed)
+	require.Less(t, resp.Status, 500, "never a 5xx for bad input: %s", truncate(resp.Body))
+	require.Equal(t, tc.status, resp.Status, "%s", truncate(resp.Body))
+	p := resp.problem(t)
+	require.Contains(t, p.Detail, tc.detail)
+	require.Equal(t, unescape(strings.SplitN(tc.r.path, "?", 2)[0]), unescape(p.Instance))
+	if tc.status == http.StatusUnprocessableEntity {
+		require.NotEmpty(t, p.Errors, "a validation problem lists its errors")
+		require.LessOrEqual(t, len(p.Errors), dag.MaxProblems+1, "problems are capped")
+		for _, fe := range p.Errors {
+			require.True(t, strings.HasPrefix(fe.Path, "$"), "error path %q", fe.Path)
+		}
+	}
+}
+
+// TestBadInput sends every malformed request of the suite (over 200, across
+// every endpoint): each gets a 4xx problem+json with a clear detail, never
+// a 5xx.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{})
-	e.register(`{"name":"bad","inputs":{"n":{"type":"integer","required":true},"s":{"type":"string"},"b":{"type":"boolean"},
-		"o":{"type":"object"},"a":{"type":"array"},"num":{"type":"number"}},"nodes":[{"id":"a","handler":"noop"}]}`)
-	run := e.startRun("bad", map[string]any{"input": map[string]any{"n": 1}}, nil)
-	var cases []badCase
-	cases = append(cases, definitionCases()...)
-	cases = append(cases, runRequestCases()...)
-	cases = append(cases, queryCases(run)...)
-	cases = append(cases, controlCases(run)...)
+	run, sched := setupBadInput(e)
+	cases := allBadCases(run, sched)
 	require.GreaterOrEqual(t, len(cases), 100)
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			resp := e.client.do(t, tc.r, !tc.r.malformed)
-			require.Less(t, resp.Status, 500, "never a 5xx for bad input: %s", resp.Body)
-			require.Equal(t, tc.status, resp.Status, "%s", truncate(resp.Body))
-			p := resp.problem(t)
-			require.Contains(t, p.Detail, tc.detail)
-			require.Equal(t, unescape(strings.SplitN(tc.r.path, "?", 2)[0]), unescape(p.Instance))
-			if tc.status == http.StatusUnprocessableEntity && tc.r.path == "/workflows" {
-				require.NotEmpty(t, p.Errors, "a validation problem lists its errors")
-				for _, fe := range p.Errors {
-					require.True(t, strings.HasPrefix(fe.Path, "$"), "error path %q", fe.Path)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkBad(t, e, tc) })
 	}
 	many := e.must(req{method: "POST", path: "/workflows/bad/runs", body: `{"input":{"s":1,"b":2,"zz":3}}`, malformed: true}, 422).problem(t)
 	require.Len(t, many.Errors, 4, "every input problem is listed: %+v", many.Errors)

@@ -24,6 +24,21 @@ const (
 	DefaultLogPoll         = 500 * time.Millisecond
 	DefaultRequestTimeout  = 10 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
+	// DefaultRateLimit is requests per second per client (see
+	// Config.RateLimit): above what the project's own benchmark drives
+	// through one key, so that it guards against a runaway client without
+	// throttling a busy but well-behaved one.
+	DefaultRateLimit         = 10000
+	DefaultMaxStreamsPerKey  = 100
+	DefaultMaxWaitersPerKey  = 1000
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 64 << 10
+	// NoLimit in RateLimit, MaxStreamsPerKey or MaxWaitersPerKey turns that
+	// limit off (zero means the default, as for every field).
+	NoLimit = -1
 	// ClientID is the api's Kafka client id when Bus.ClientID is empty.
 	ClientID = "braid-api"
 	// GroupPrefix starts the name of each api process's own consumer group on
@@ -72,6 +87,45 @@ type Config struct {
 	RequestTimeout time.Duration
 	// ShutdownTimeout bounds the graceful shutdown of Run. Default 20s.
 	ShutdownTimeout time.Duration
+
+	// RateLimit is the sustained requests per second one client may send to
+	// the authenticated endpoints: a token bucket per API key name, or per
+	// client address without one (authentication off, or a missing or wrong
+	// key). Over it a request gets a 429 with Retry-After. Default
+	// DefaultRateLimit; NoLimit turns rate limiting off.
+	RateLimit float64
+	// RateBurst is how many requests a client that has been idle may send at
+	// once before RateLimit applies. Default twice RateLimit (at least 1).
+	RateBurst int
+	// MaxStreamsPerKey bounds the SSE streams (run events, followed logs)
+	// one client holds open at once; past it a stream request gets a 429.
+	// Default DefaultMaxStreamsPerKey (100); NoLimit turns it off.
+	MaxStreamsPerKey int
+	// MaxWaitersPerKey bounds the requests of one client waiting for runs to
+	// end (?wait=) at once, within MaxWaiters; past it they get a 429.
+	// Default DefaultMaxWaitersPerKey (1000); NoLimit turns it off.
+	MaxWaitersPerKey int
+
+	// ReadHeaderTimeout bounds reading a request's headers. Default 10s.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included; a body
+	// still arriving then gets a 408. It does not bound what follows
+	// (net/http lifts the read deadline once the request is read), so
+	// streams and ?wait= requests are not cut by it. Default 30s.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a response from the end of its request's headers
+	// to its last byte; a ?wait= request gets its wait on top, and each
+	// event of an SSE stream gets WriteTimeout of its own, so streams last
+	// as long as their client reads them. It must exceed ReadTimeout, or a
+	// request whose body came slowly has no time left for its answer (not
+	// even its 408). Default 60s.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds how long a keep-alive connection waits for its next
+	// request. Default 2m.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request line and headers, in bytes; past it
+	// net/http answers 431 (text, not problem+json). Default 64 KiB.
+	MaxHeaderBytes int
 }
 
 // errNoKeys explains how to configure keys; it names no key.
@@ -91,6 +145,15 @@ func (c Config) withDefaults() Config {
 	c.LogPoll = cmp.Or(c.LogPoll, DefaultLogPoll)
 	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.RateLimit = cmp.Or(c.RateLimit, DefaultRateLimit)
+	c.RateBurst = cmp.Or(c.RateBurst, max(1, int(2*c.RateLimit)))
+	c.MaxStreamsPerKey = cmp.Or(c.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
+	c.MaxWaitersPerKey = cmp.Or(c.MaxWaitersPerKey, DefaultMaxWaitersPerKey)
+	c.ReadHeaderTimeout = cmp.Or(c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	c.ReadTimeout = cmp.Or(c.ReadTimeout, DefaultReadTimeout)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -121,13 +184,36 @@ func (c Config) validate() error {
 	}{
 		{"MaxBodyBytes", c.MaxBodyBytes < 1}, {"KeepAlive", c.KeepAlive <= 0}, {"SSEBuffer", c.SSEBuffer < 1}, {"MaxWaiters", c.MaxWaiters < 1}, {"WaitRecheck", c.WaitRecheck <= 0},
 		{"LogPoll", c.LogPoll <= 0}, {"RequestTimeout", c.RequestTimeout <= 0}, {"ShutdownTimeout", c.ShutdownTimeout <= 0},
+		{"RateBurst", c.RateBurst < 1}, {"ReadHeaderTimeout", c.ReadHeaderTimeout <= 0}, {"ReadTimeout", c.ReadTimeout <= 0},
+		{"WriteTimeout", c.WriteTimeout <= 0}, {"IdleTimeout", c.IdleTimeout <= 0}, {"MaxHeaderBytes", c.MaxHeaderBytes < 1},
 	} {
 		if f.bad {
 			errs = append(errs, fmt.Errorf("%s must be positive", f.name))
 		}
 	}
+	if c.WriteTimeout <= c.ReadTimeout {
+		errs = append(errs, fmt.Errorf("WriteTimeout (%s) must exceed ReadTimeout (%s)", c.WriteTimeout, c.ReadTimeout))
+	}
+	errs = append(errs, limitErrs(c)...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("api config: %w", err)
 	}
 	return nil
+}
+
+// limitErrs reports the limits that are neither positive nor NoLimit.
+func limitErrs(c Config) []error {
+	var errs []error
+	if c.RateLimit <= 0 && c.RateLimit != NoLimit {
+		errs = append(errs, errors.New("RateLimit must be positive or NoLimit"))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxStreamsPerKey", c.MaxStreamsPerKey}, {"MaxWaitersPerKey", c.MaxWaitersPerKey}} {
+		if f.v <= 0 && f.v != NoLimit {
+			errs = append(errs, fmt.Errorf("%s must be positive or NoLimit", f.name))
+		}
+	}
+	return errs
 }

@@ -26,6 +26,9 @@ type endings struct {
 type waiter struct {
 	run   string
 	ended chan struct{}
+	// client is who waits (set by Server.register, for its per-client
+	// limit); endings does not read it.
+	client string
 }
 
 func newEndings(max int) *endings {

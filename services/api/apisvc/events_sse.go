@@ -13,7 +13,8 @@ import (
 // then an "update" event for every RunEvent with a greater seq (id: seq).
 // A comment line every KeepAlive keeps proxies from closing the stream. A
 // client that falls SSEBuffer events behind is disconnected; it reconnects
-// with Last-Event-ID and gets a fresh snapshot.
+// with Last-Event-ID and gets a fresh snapshot. A client holds at most
+// MaxStreamsPerKey streams at once (429 past it).
 func (s *Server) runEvents(c *gin.Context) {
 	id, err := runParam(c)
 	if err != nil {
@@ -25,6 +26,11 @@ func (s *Server) runEvents(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	client := s.clientOf(c)
+	if !s.holdStream(c, client) {
+		return
+	}
+	defer s.streams.release(client)
 	sub := s.hub.subscribe(id) // before the snapshot, so no event falls in between
 	defer s.hub.unsubscribe(sub)
 	ctx, cancel := s.requestCtx(c)
@@ -36,7 +42,7 @@ func (s *Server) runEvents(c *gin.Context) {
 	}
 	snap := s.viewRun(ctx, r, time.Now())
 	cancel()
-	st := startSSE(c)
+	st := s.startSSE(c)
 	s.metrics.sseClients.Inc()
 	defer s.metrics.sseClients.Dec()
 	after := snap.Seq

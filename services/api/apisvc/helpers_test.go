@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -56,7 +57,7 @@ func (b *syncBuffer) String() string {
 type env struct {
 	t      *testing.T
 	api    *apisvc.Server
-	srv    *httptest.Server
+	url    string // where the api serves, http://host:port
 	rdb    *redis.Client
 	keys   statestore.Keys
 	bus    eventbus.Config
@@ -75,6 +76,27 @@ type envOpts struct {
 	// maxWaiters and waitRecheck are Config.MaxWaiters and Config.WaitRecheck.
 	maxWaiters  int
 	waitRecheck time.Duration
+	// limits and timeouts sets the Config fields of the same names.
+	limits   limitOpts
+	timeouts timeoutOpts
+	authOff  bool
+	// serve serves through Server.Serve on a real listener, with its
+	// timeouts, instead of an httptest server.
+	serve bool
+}
+
+// limitOpts are Config's per-client limits (zero: the defaults).
+type limitOpts struct {
+	rate          float64
+	burst         int
+	streamsPerKey int
+	waitersPerKey int
+}
+
+// timeoutOpts are Config's HTTP server bounds (zero: the defaults).
+type timeoutOpts struct {
+	readHeader, read, write time.Duration
+	maxHeaderBytes          int
 }
 
 func setup(t *testing.T, o envOpts) *env {
@@ -94,20 +116,48 @@ func setup(t *testing.T, o envOpts) *env {
 		},
 		Bus: e.bus, Redis: e.rdb, Keys: e.keys, Logger: logger,
 		KeepAlive: o.keepAlive, MaxBodyBytes: o.maxBody, SSEBuffer: o.sseBuffer, LogPoll: 50 * time.Millisecond,
-		RequestTimeout: o.timeout, MaxWaiters: o.maxWaiters, WaitRecheck: o.waitRecheck,
+		RequestTimeout: o.timeout, MaxWaiters: o.maxWaiters, WaitRecheck: o.waitRecheck, AuthOff: o.authOff,
+		RateLimit: o.limits.rate, RateBurst: o.limits.burst, MaxStreamsPerKey: o.limits.streamsPerKey, MaxWaitersPerKey: o.limits.waitersPerKey,
+		ReadHeaderTimeout: o.timeouts.readHeader, ReadTimeout: o.timeouts.read, WriteTimeout: o.timeouts.write, MaxHeaderBytes: o.timeouts.maxHeaderBytes,
 	})
 	require.NoError(t, err)
 	e.api = api
-	e.srv = httptest.NewServer(api.Handler())
-	t.Cleanup(func() {
-		require.NoError(t, api.Close()) // ends open streams first
-		e.srv.Close()
-	})
-	e.client = newClient(t, e.srv.URL)
+	if o.serve {
+		e.url = e.serve()
+	} else {
+		srv := httptest.NewServer(api.Handler())
+		t.Cleanup(func() {
+			require.NoError(t, api.Close()) // ends open streams first
+			srv.Close()
+		})
+		e.url = srv.URL
+	}
+	e.client = newClient(t, e.url)
 	if o.engine {
 		e.startEngine(logger)
 	}
 	return e
+}
+
+// serve serves e.api with Server.Serve on a loopback listener until the
+// test ends, and returns its URL.
+func (e *env) serve() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(e.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.api.Serve(ctx, ln) }()
+	e.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(e.t, err)
+		case <-time.After(30 * time.Second):
+			e.t.Error("Serve did not return within 30s")
+		}
+		require.NoError(e.t, e.api.Close())
+	})
+	return "http://" + ln.Addr().String()
 }
 
 // startEngine runs one orchestrator and one worker until the test ends.

@@ -1,6 +1,7 @@
 package apisvc
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -119,6 +120,15 @@ func TestCheckInput(t *testing.T) {
 			require.Equal(t, tc.want, string(got), tc.name)
 		}
 	}
+	many := make([]string, 2*dag.MaxProblems)
+	for i := range many {
+		many[i] = fmt.Sprintf(`"u%d":1`, i)
+	}
+	_, errs := checkInput(specs, []byte(`{"n":1,`+strings.Join(many, ",")+`}`))
+	require.Len(t, errs, 2*dag.MaxProblems)
+	capped := errInvalid("d", errs).errs
+	require.Len(t, capped, dag.MaxProblems+1, "a 422 lists problems capped as definition problems are")
+	require.Equal(t, FieldError{"$", "1000 more problems not shown"}, capped[dag.MaxProblems])
 	got, errs := checkInput(nil, []byte(`{"anything": {"goes": true}}`))
 	require.Empty(t, errs, "a workflow without declared inputs takes any object")
 	require.JSONEq(t, `{"anything":{"goes":true}}`, string(got))

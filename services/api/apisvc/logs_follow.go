@@ -20,8 +20,14 @@ type logEnd struct {
 // followLogs streams an attempt's log as SSE: each line is a "line" event
 // (data: logLine), and an "end" event follows the last line once the attempt
 // is over. The stream also ends when the client leaves or the api stops.
+// It counts against the client's MaxStreamsPerKey (429 past it).
 func (s *Server) followLogs(c *gin.Context, t logTarget) {
-	st := startSSE(c)
+	client := s.clientOf(c)
+	if !s.holdStream(c, client) {
+		return
+	}
+	defer s.streams.release(client)
+	st := s.startSSE(c)
 	s.metrics.sseClients.Inc()
 	defer s.metrics.sseClients.Dec()
 	tail := &logTail{key: t.key}

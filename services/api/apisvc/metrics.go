@@ -18,6 +18,7 @@ type metrics struct {
 	runsCreated prometheus.Counter
 	sseClients  prometheus.Gauge
 	waiting     prometheus.Gauge
+	limited     *prometheus.CounterVec
 }
 
 // newMetrics registers the api's collectors on reg (a fresh registry with
@@ -45,8 +46,11 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "braid_api_waiting_requests", Help: "Requests waiting for a run to end (?wait= on POST /workflows/{name}/runs and GET /runs/{id}).",
 		}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "braid_api_limited_total", Help: "Requests refused with a 429, by the limit they hit: rate (per-client requests/s), streams or waiters (per client at once).",
+		}, []string{"limit"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.runsCreated, m.sseClients, m.waiting} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.runsCreated, m.sseClients, m.waiting, m.limited} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -79,14 +79,32 @@ func errTooLarge(limit int64) *apiError {
 	return newError(http.StatusRequestEntityTooLarge, "too-large", "request body exceeds the limit of %d bytes", limit)
 }
 
+// errTooMany is a 429: a limit of the client's was reached; the caller sets
+// Retry-After.
+func errTooMany(format string, args ...any) *apiError {
+	return newError(http.StatusTooManyRequests, "too-many-requests", format, args...)
+}
+
+// errRequestTimeout is a 408: the request body did not arrive in time.
+func errRequestTimeout(format string, args ...any) *apiError {
+	return newError(http.StatusRequestTimeout, "request-timeout", format, args...)
+}
+
 func errUnsupportedMedia(got string) *apiError {
 	return newError(http.StatusUnsupportedMediaType, "unsupported-media-type", "Content-Type %q is not supported; send application/json", got)
 }
 
-// errInvalid is a 422 listing every problem.
+// errInvalid is a 422 listing every problem, up to dag.MaxProblems and a
+// last one saying how many more there were (as dag.ValidationError does):
+// an input of 40,000 unknown names would otherwise be answered with
+// megabytes of problems.
 func errInvalid(detail string, errs []FieldError) *apiError {
 	e := newError(http.StatusUnprocessableEntity, "validation", "%s", detail)
 	e.errs = errs
+	if len(errs) > dag.MaxProblems+1 { // dag's own lists end at MaxProblems+1
+		more := len(errs) - dag.MaxProblems
+		e.errs = append(errs[:dag.MaxProblems:dag.MaxProblems], FieldError{"$", fmt.Sprintf("%d more problems not shown", more)})
+	}
 	return e
 }
 
@@ -117,6 +135,8 @@ var problemTitles = map[string]string{
 	"too-large":              "Request body too large",
 	"unsupported-media-type": "Unsupported media type",
 	"validation":             "Validation failed",
+	"too-many-requests":      "Too many requests",
+	"request-timeout":        "Request timeout",
 	"unavailable":            "Service unavailable",
 	"internal":               "Internal server error",
 }

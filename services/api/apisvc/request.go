@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 
@@ -21,7 +22,8 @@ func (s *Server) limitBody(c *gin.Context) {
 }
 
 // readJSONBody checks the Content-Type and reads the body; a body over the
-// limit is a 413. JSON types, none, text/plain and curl -d's default
+// limit is a 413, one still arriving at the server's ReadTimeout a 408. JSON
+// types, none, text/plain and curl -d's default
 // (application/x-www-form-urlencoded) are read as JSON; others are a 415.
 func readJSONBody(c *gin.Context) ([]byte, error) {
 	if ct := c.GetHeader("Content-Type"); ct != "" {
@@ -35,10 +37,13 @@ func readJSONBody(c *gin.Context) ([]byte, error) {
 	}
 	b, err := io.ReadAll(c.Request.Body)
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
 		return nil, errTooLarge(mbe.Limit)
-	}
-	if err != nil {
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, errRequestTimeout("the request body did not arrive before the server's read timeout (%d bytes came)", len(b))
+	case err != nil:
 		return nil, errBadRequest("cannot read the request body: %v", err)
 	}
 	return b, nil

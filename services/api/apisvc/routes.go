@@ -11,7 +11,9 @@ import (
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // routes builds the gin engine: global middleware, the public endpoints,
-// and every authenticated endpoint of SPEC §8.
+// and every authenticated endpoint of SPEC §8. Only the authenticated ones
+// are rate limited: probes, metrics scrapes and the UI's static files cost
+// little and must answer while a client is being throttled.
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -30,7 +32,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/ui/*path", serveUI)
 	r.HEAD("/ui/*path", serveUI)
 
-	a := r.Group("/", s.authenticate)
+	a := r.Group("/", s.authenticate, s.rateLimit, authorize)
 	a.GET("/whoami", whoami)
 	a.POST("/workflows", s.registerWorkflow)
 	a.POST("/workflows/validate", s.validateWorkflow)

@@ -120,7 +120,7 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 	until := time.Now().Add(wait)
 	if wait > 0 {
 		var ok bool
-		if w, ok = s.register(c, p.ID); !ok {
+		if w, ok = s.register(c, p.ID, until); !ok {
 			return false
 		}
 		defer func() {
@@ -141,7 +141,7 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 			if w != nil { // wait for the run the key named
 				s.unregister(w)
 				var ok bool
-				if w, ok = s.register(c, prior.RunID); !ok {
+				if w, ok = s.register(c, prior.RunID, until); !ok {
 					return false
 				}
 			}

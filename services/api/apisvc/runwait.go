@@ -30,22 +30,34 @@ func waitQuery(c *gin.Context) (time.Duration, error) {
 	return d, nil
 }
 
-// register adds a waiter for run, or answers 503 with Retry-After when
-// MaxWaiters requests wait already.
-func (s *Server) register(c *gin.Context, run string) (*waiter, bool) {
+// register adds a waiter for run that may wait until until, and moves the
+// response's write deadline past the wait (see deadlines.go). It answers 429
+// when the client has MaxWaitersPerKey requests waiting already, and 503
+// with Retry-After when MaxWaiters requests wait in all.
+func (s *Server) register(c *gin.Context, run string, until time.Time) (*waiter, bool) {
+	client := s.clientOf(c)
+	if !s.waits.acquire(client) {
+		s.refuse(c, limitWaiters, concurrencyRetry, "%s has %d requests waiting for runs, its limit (BRAID_API_MAX_WAITERS_PER_KEY); retry later, or ask without wait",
+			describeClient(client), s.cfg.MaxWaitersPerKey)
+		return nil, false
+	}
 	w, ok := s.endings.add(run)
 	if !ok {
+		s.waits.release(client)
 		c.Header("Retry-After", "1")
 		abort(c, errUnavailable(nil, "%d requests are waiting for runs already; retry later, or ask without wait", s.cfg.MaxWaiters))
 		return nil, false
 	}
+	w.client = client
 	s.metrics.waiting.Inc()
+	writeBy(c, until.Add(s.cfg.WriteTimeout))
 	return w, true
 }
 
 // unregister removes a waiter added by register.
 func (s *Server) unregister(w *waiter) {
 	s.endings.remove(w)
+	s.waits.release(w.client)
 	s.metrics.waiting.Dec()
 }
 
@@ -84,12 +96,13 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 // answerRun answers a waiting GET /runs/{id}: the run once ended, or as it
 // is when the wait is over.
 func (s *Server) answerRun(c *gin.Context, id string, wait time.Duration) {
-	w, ok := s.register(c, id)
+	until := time.Now().Add(wait)
+	w, ok := s.register(c, id, until)
 	if !ok {
 		return
 	}
 	defer s.unregister(w)
-	r, err := s.awaitEnd(c, w, time.Now().Add(wait), false)
+	r, err := s.awaitEnd(c, w, until, false)
 	switch {
 	case err != nil:
 		abort(c, err)

@@ -34,6 +34,9 @@ type Server struct {
 	layouts layoutCache  // computed graph layouts by workflow version (layout.go)
 	latest  *latestCache // each workflow's latest version as last read (latest.go)
 	endings *endings     // requests waiting for runs to end (endings.go)
+	rates   *buckets     // per-client request rate (ratelimit.go); nil: no limit
+	streams *slots       // per-client open SSE streams (clients.go); nil: no limit
+	waits   *slots       // per-client waiting requests; nil: no limit
 	metrics *metrics
 	engine  *gin.Engine
 
@@ -69,6 +72,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger.With("component", "api"), rdb: cfg.Redis, keys: cfg.Keys, ring: ring,
 		prod: prod, hub: newHub(cfg.SSEBuffer), defs: newDefCache(cfg.Redis, cfg.Keys), latest: newLatestCache(), metrics: m,
 		closing: make(chan struct{}), endings: newEndings(cfg.MaxWaiters), listening: make(chan struct{}),
+		rates: newBuckets(cfg.RateLimit, cfg.RateBurst), streams: newSlots(cfg.MaxStreamsPerKey), waits: newSlots(cfg.MaxWaitersPerKey),
 	}
 	s.feed, err = startFeed(cfg.Bus, GroupPrefix+randomHex(6), s.hub, s.log)
 	if err != nil {
@@ -115,9 +119,15 @@ func (s *Server) beginShutdown() {
 // ShutdownTimeout). It does not Close s.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
-		Handler:           s.engine,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		Handler: s.engine,
+		// Slow clients: each bound below ends a connection that trickles its
+		// headers or body, or reads its response slowly (slowloris). Streams
+		// and ?wait= requests move their write deadline (deadlines.go).
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)

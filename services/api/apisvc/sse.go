@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
@@ -11,11 +12,20 @@ import (
 // sseStream writes server-sent events to one client.
 type sseStream struct {
 	w   gin.ResponseWriter
+	rc  *http.ResponseController
 	buf bytes.Buffer
+	// grace is how long each write may take: a client that stops reading
+	// blocks a write once the socket buffers are full, and the deadline
+	// ends its stream instead of holding the goroutine forever.
+	grace time.Duration
 }
 
-// startSSE sends the event-stream headers and returns the stream.
-func startSSE(c *gin.Context) *sseStream {
+// startSSE sends the event-stream headers and returns the stream. The
+// stream outlives the server's WriteTimeout: every write gets one of its
+// own (see deadlines.go).
+func (s *Server) startSSE(c *gin.Context) *sseStream {
+	st := &sseStream{w: c.Writer, rc: http.NewResponseController(c.Writer), grace: s.cfg.WriteTimeout}
+	st.extend()
 	h := c.Writer.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -24,7 +34,7 @@ func startSSE(c *gin.Context) *sseStream {
 	c.Status(http.StatusOK)
 	c.Writer.WriteHeaderNow()
 	c.Writer.Flush()
-	return &sseStream{w: c.Writer}
+	return st
 }
 
 // send writes one event whose data is v as single-line JSON; an error means
@@ -49,7 +59,11 @@ func (s *sseStream) comment(text string) error {
 	return s.flush()
 }
 
+// extend gives the next write grace from now (best effort, see deadlines.go).
+func (s *sseStream) extend() { _ = s.rc.SetWriteDeadline(time.Now().Add(s.grace)) }
+
 func (s *sseStream) flush() error {
+	s.extend()
 	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
 		return err
 	}

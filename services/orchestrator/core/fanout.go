@@ -16,8 +16,10 @@ import (
 // 100,000 dispatches in one batch.
 const DefaultFanOutConcurrency = dag.DefaultFanOutConcurrency
 
-// MaxInstances bounds the size of one fan-out.
-const MaxInstances = 1_000_000
+// MaxInstances bounds the size of one fan-out (dag.MaxFanOut): a foreach
+// or parallel that resolves above it fails its node, saying so, before
+// anything is dispatched or stored.
+const MaxInstances = dag.MaxFanOut
 
 // fan is the in-memory state of a launched fan-out node that has not
 // succeeded. The tallies live in the node record (runstate.FanOutCounts);

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/braidhq/braid/pkg/dag"
@@ -48,6 +49,11 @@ func instances(eff *Effects) []int {
 	return out
 }
 
+// itemsJSON is an upstream output {"items":[0,0,...]} of n items.
+func itemsJSON(n int) string {
+	return `{"items":[` + strings.TrimSuffix(strings.Repeat("0,", n), ",") + `]}`
+}
+
 func TestFanOutSizes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -73,6 +79,11 @@ func TestFanOutSizes(t *testing.T) {
 			wantErr: `node f: parallel "<< a.count >>" must resolve to an integer`},
 		{name: "parallel text", up: `{"count":"many"}`, mod: parallel(`"<< a.count >>"`, 0),
 			wantErr: `node f: parallel "<< a.count >>" must resolve to an integer`},
+		{name: "parallel over the limit", up: fmt.Sprintf(`{"count":%d}`, MaxInstances+1), mod: parallel(`"<< a.count >>"`, 0),
+			wantErr: fmt.Sprintf(`node f: parallel "<< a.count >>" must resolve to an integer from 0 to %d, got a number %d`, MaxInstances, MaxInstances+1)},
+		{name: "foreach at the limit", up: itemsJSON(MaxInstances), mod: foreach("<< a.items >>", 2), want: []int{0, 1}},
+		{name: "foreach over the limit", up: itemsJSON(MaxInstances + 1), mod: foreach("<< a.items >>", 0),
+			wantErr: fmt.Sprintf(`node f: foreach yields %d items, over the limit of %d`, MaxInstances+1, MaxInstances)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

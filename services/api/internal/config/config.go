@@ -10,6 +10,13 @@ const DefaultMaxBody = 2 << 20
 // DefaultMaxWaiters is the default bound on requests waiting for runs to end (?wait=).
 const DefaultMaxWaiters = 10000
 
+// Defaults of the per-client limits (see apisvc.Config for what each bounds).
+const (
+	DefaultRateLimit        = 10000 // requests/s per API key
+	DefaultMaxStreamsPerKey = 100
+	DefaultMaxWaitersPerKey = 1000
+)
+
 // Config is the api service's environment.
 type Config struct {
 	envconf.Common
@@ -20,6 +27,18 @@ type Config struct {
 	// MaxWaiters is BRAID_API_MAX_WAITERS: how many requests may wait for
 	// runs to end (?wait=) at once; default 10000.
 	MaxWaiters int
+	// RateLimit is BRAID_API_RATE_LIMIT, requests per second per API key
+	// (per client address without one); 0 turns it off; default 10000.
+	RateLimit int
+	// RateBurst is BRAID_API_RATE_BURST, requests a client may send at once
+	// after idling; 0 (the default) means twice RateLimit.
+	RateBurst int
+	// MaxStreamsPerKey is BRAID_API_MAX_STREAMS_PER_KEY, SSE streams one key
+	// holds open at once; 0 turns it off; default 100.
+	MaxStreamsPerKey int
+	// MaxWaitersPerKey is BRAID_API_MAX_WAITERS_PER_KEY, requests of one key
+	// waiting for runs at once; 0 turns it off; default 1000.
+	MaxWaitersPerKey int
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -35,6 +54,11 @@ func Load() (Config, error) {
 		MaxBody: int64(r.PositiveInt("BRAID_API_MAX_BODY", DefaultMaxBody)),
 
 		MaxWaiters: r.PositiveInt("BRAID_API_MAX_WAITERS", DefaultMaxWaiters),
+
+		RateLimit:        r.NonNegativeInt("BRAID_API_RATE_LIMIT", DefaultRateLimit),
+		RateBurst:        r.NonNegativeInt("BRAID_API_RATE_BURST", 0),
+		MaxStreamsPerKey: r.NonNegativeInt("BRAID_API_MAX_STREAMS_PER_KEY", DefaultMaxStreamsPerKey),
+		MaxWaitersPerKey: r.NonNegativeInt("BRAID_API_MAX_WAITERS_PER_KEY", DefaultMaxWaitersPerKey),
 	}
 	return c, r.Err()
 }
