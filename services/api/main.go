@@ -60,6 +60,7 @@ func run(ctx context.Context, env config.Config, keys []apisvc.APIKey, logger *s
 		MaxBodyBytes: env.MaxBody, MaxWaiters: env.MaxWaiters, Logger: logger,
 		RateLimit: float64(offIfZero(env.RateLimit)), RateBurst: env.RateBurst,
 		MaxStreamsPerKey: offIfZero(env.MaxStreamsPerKey), MaxWaitersPerKey: offIfZero(env.MaxWaitersPerKey),
+		ShellKeys: env.ShellKeys,
 	})
 }
 

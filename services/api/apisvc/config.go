@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -56,6 +57,11 @@ type Config struct {
 	// AuthOff serves every endpoint without authentication, as role write
 	// (development only; BRAID_AUTH=off).
 	AuthOff bool
+	// ShellKeys, when not nil, names the only keys that may register a
+	// workflow with a shell node (BRAID_API_SHELL_KEYS); empty: none may.
+	// Nil: every write key (a write key can run code on the workers).
+	// Every name must be one of APIKeys.
+	ShellKeys []string
 	// Bus is the Kafka configuration; an empty ClientID becomes ClientID.
 	Bus eventbus.Config
 	// Redis is the state store client (required); the caller closes it.
@@ -178,6 +184,7 @@ func (c Config) validate() error {
 	if _, err := newKeyring(c.APIKeys); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.checkShellKeys()...)
 	for _, f := range []struct {
 		name string
 		bad  bool
@@ -213,6 +220,22 @@ func limitErrs(c Config) []error {
 	}{{"MaxStreamsPerKey", c.MaxStreamsPerKey}, {"MaxWaitersPerKey", c.MaxWaitersPerKey}} {
 		if f.v <= 0 && f.v != NoLimit {
 			errs = append(errs, fmt.Errorf("%s must be positive or NoLimit", f.name))
+		}
+	}
+	return errs
+}
+
+// checkShellKeys reports ShellKeys naming no write key: a typo would
+// otherwise lock every writer out of shell without saying why.
+func (c Config) checkShellKeys() []error {
+	var errs []error
+	for _, name := range c.ShellKeys {
+		i := slices.IndexFunc(c.APIKeys, func(k APIKey) bool { return k.Name == name })
+		switch {
+		case i < 0:
+			errs = append(errs, fmt.Errorf("ShellKeys (BRAID_API_SHELL_KEYS): no API key is named %q", name))
+		case c.APIKeys[i].Role != RoleWrite:
+			errs = append(errs, fmt.Errorf("ShellKeys (BRAID_API_SHELL_KEYS): key %q is not a write key", name))
 		}
 	}
 	return errs

@@ -83,6 +83,8 @@ type envOpts struct {
 	// serve serves through Server.Serve on a real listener, with its
 	// timeouts, instead of an httptest server.
 	serve bool
+	// shellKeys is Config.ShellKeys.
+	shellKeys []string
 }
 
 // limitOpts are Config's per-client limits (zero: the defaults).
@@ -116,7 +118,7 @@ func setup(t *testing.T, o envOpts) *env {
 		},
 		Bus: e.bus, Redis: e.rdb, Keys: e.keys, Logger: logger,
 		KeepAlive: o.keepAlive, MaxBodyBytes: o.maxBody, SSEBuffer: o.sseBuffer, LogPoll: 50 * time.Millisecond,
-		RequestTimeout: o.timeout, MaxWaiters: o.maxWaiters, WaitRecheck: o.waitRecheck, AuthOff: o.authOff,
+		RequestTimeout: o.timeout, MaxWaiters: o.maxWaiters, WaitRecheck: o.waitRecheck, AuthOff: o.authOff, ShellKeys: o.shellKeys,
 		RateLimit: o.limits.rate, RateBurst: o.limits.burst, MaxStreamsPerKey: o.limits.streamsPerKey, MaxWaitersPerKey: o.limits.waitersPerKey,
 		ReadHeaderTimeout: o.timeouts.readHeader, ReadTimeout: o.timeouts.read, WriteTimeout: o.timeouts.write, MaxHeaderBytes: o.timeouts.maxHeaderBytes,
 	})

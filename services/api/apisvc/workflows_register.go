@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
@@ -34,6 +35,10 @@ func (s *Server) registerWorkflow(c *gin.Context) {
 	}
 	def, err := parseDefinition(body)
 	if err != nil {
+		abort(c, err)
+		return
+	}
+	if err := s.mayRegister(c, def); err != nil {
 		abort(c, err)
 		return
 	}
@@ -106,3 +111,20 @@ func encodeDefinition(def *dag.Definition) ([]byte, error) {
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
+
+// mayRegister applies the shell policy (Config.ShellKeys): a key outside it
+// may not register a workflow with a shell node (403). With auth off there
+// is no key to check: every request is a writer.
+func (s *Server) mayRegister(c *gin.Context, def *dag.Definition) error {
+	if s.cfg.ShellKeys == nil || s.cfg.AuthOff {
+		return nil
+	}
+	i := slices.IndexFunc(def.Nodes, func(n dag.Node) bool { return n.Handler == handlerShell })
+	if i < 0 || slices.Contains(s.cfg.ShellKeys, requester(c)) {
+		return nil
+	}
+	return errForbidden("key %q may not register workflows that use the shell handler (node %q); BRAID_API_SHELL_KEYS names the keys that may", requester(c), def.Nodes[i].ID)
+}
+
+// handlerShell is the shell handler's name in definitions.
+const handlerShell = "shell"

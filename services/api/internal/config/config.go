@@ -39,6 +39,10 @@ type Config struct {
 	// MaxWaitersPerKey is BRAID_API_MAX_WAITERS_PER_KEY, requests of one key
 	// waiting for runs at once; 0 turns it off; default 1000.
 	MaxWaitersPerKey int
+	// ShellKeys is BRAID_API_SHELL_KEYS: the names of the keys that may
+	// register workflows using the shell handler. Unset: every write key;
+	// "none": no key.
+	ShellKeys []string
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -59,6 +63,16 @@ func Load() (Config, error) {
 		RateBurst:        r.NonNegativeInt("BRAID_API_RATE_BURST", 0),
 		MaxStreamsPerKey: r.NonNegativeInt("BRAID_API_MAX_STREAMS_PER_KEY", DefaultMaxStreamsPerKey),
 		MaxWaitersPerKey: r.NonNegativeInt("BRAID_API_MAX_WAITERS_PER_KEY", DefaultMaxWaitersPerKey),
+		ShellKeys:        shellKeys(r.List("BRAID_API_SHELL_KEYS", "")),
 	}
 	return c, r.Err()
+}
+
+// shellKeys is BRAID_API_SHELL_KEYS as apisvc.Config.ShellKeys: nil (every
+// write key) when unset, empty (no key) for "none".
+func shellKeys(names []string) []string {
+	if len(names) == 1 && names[0] == "none" {
+		return []string{}
+	}
+	return names
 }
