@@ -32,6 +32,19 @@ func (s *sim) step(ev Event) error {
 	}
 	s.timers = append(s.timers, eff.Timers...)
 	for _, c := range eff.Changes {
+		if c.State == runstate.NodePending { // reset by a retry or rerun: it may end once more
+			if c.FanOut {
+				slot := Slot{Node: c.Node, Instance: c.Instance}
+				delete(s.instTerm, slot)
+				s.instBase[slot] = s.instances[slot].Attempt
+			} else {
+				s.terminal[c.Node] = 0
+				// Attempts go on counting across a retry of the run (keys
+				// stay unique); the policy bounds those since the reset.
+				s.attemptBase[c.Node] = s.r.Nodes[c.Node].Attempt
+			}
+			continue
+		}
 		if c.FanOut {
 			if c.State.Terminal() {
 				slot := Slot{Node: c.Node, Instance: c.Instance}
@@ -72,7 +85,10 @@ func (s *sim) checkDispatch(d Dispatch) error {
 		if n.State == runstate.NodeSucceeded {
 			succ++
 		}
-		if n.State == runstate.NodeFailed || n.State == runstate.NodeSkipped && n.UpstreamFailed {
+		// A cancelled parent counts as a failed one, as Airflow's
+		// upstream_failed does: one_failed fires on it, none_failed and
+		// all_success do not.
+		if n.State == runstate.NodeFailed || n.State == runstate.NodeCancelled || n.State == runstate.NodeSkipped && n.UpstreamFailed {
 			failed++
 		}
 	}
@@ -104,8 +120,8 @@ func (s *sim) checkState() error {
 		if n.ParentsLeft != left {
 			return fmt.Errorf("node %s parents_left=%d, want %d", s.r.NodeID(i), n.ParentsLeft, left)
 		}
-		if limit := g.Def.Nodes[i].Retry.Attempts(); !n.FanOut && n.Attempt > limit {
-			return fmt.Errorf("node %s is on attempt %d of %d: a lost attempt consumed one, or a retry went past the policy", s.r.NodeID(i), n.Attempt, limit)
+		if limit := g.Def.Nodes[i].Retry.Attempts(); !n.FanOut && n.Attempt-s.attemptBase[i] > limit {
+			return fmt.Errorf("node %s is on attempt %d of %d (counting from %d): a lost attempt consumed one, or a retry went past the policy", s.r.NodeID(i), n.Attempt, limit, s.attemptBase[i])
 		}
 		if n.Lost >= DefaultMaxLost {
 			return fmt.Errorf("node %s attempt %d lost %d times and still goes on (limit %d)", s.r.NodeID(i), n.Attempt, n.Lost, DefaultMaxLost)
@@ -149,6 +165,9 @@ func (s *sim) checkFinal(stats *fanStats) error {
 				stats.failed++
 			}
 		}
+	}
+	if s.r.Status == runstate.RunCancelled {
+		return nil // cancelled whatever had failed before
 	}
 	if (failed > 0) != (s.r.Status == runstate.RunFailed) {
 		return fmt.Errorf("run %s with %d failed nodes", s.r.Status, failed)

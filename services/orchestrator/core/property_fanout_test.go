@@ -17,6 +17,7 @@ func (s *sim) mirrorFanOut(f *FanOutEffects) {
 				delete(s.instances, slot)
 				delete(s.instOuts, slot)
 				delete(s.instTerm, slot)
+				delete(s.instBase, slot)
 			}
 		}
 	}
@@ -51,8 +52,8 @@ func (s *sim) checkFan(i int) error {
 		}
 		started++
 		tally(&c, rec.State, 1)
-		if limit := s.r.Plan.Graph.Def.Nodes[i].Retry.Attempts(); rec.Attempt > limit || rec.Lost >= DefaultMaxLost {
-			return fmt.Errorf("node %s instance %d on attempt %d of %d with %d losses", id, slot.Instance, rec.Attempt, limit, rec.Lost)
+		if limit := s.r.Plan.Graph.Def.Nodes[i].Retry.Attempts(); rec.Attempt-s.instBase[slot] > limit || rec.Lost >= DefaultMaxLost {
+			return fmt.Errorf("node %s instance %d on attempt %d of %d (counting from %d) with %d losses", id, slot.Instance, rec.Attempt, limit, s.instBase[slot], rec.Lost)
 		}
 	}
 	if c.Active != n.Active || c.Succeeded != n.Succeeded || c.Failed != n.Failed || c.Cancelled != n.Cancelled {

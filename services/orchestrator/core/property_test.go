@@ -46,11 +46,14 @@ func TestPropertyRandomDAGs(t *testing.T) {
 	if len(seeds) > 1 && (fans.succeeded == 0 || fans.failed == 0 || fans.empty == 0 || fans.instances == 0) {
 		t.Fatalf("the random DAGs no longer exercise fan-out: %+v", fans)
 	}
+	if len(seeds) > 1 && (fans.cancels == 0 || fans.retries == 0) {
+		t.Fatalf("the random runs no longer exercise cancel and retry: %+v", fans)
+	}
 }
 
 // fanStats tallies how fan-out nodes ended, so the test notices when its
 // generator stops exercising them.
-type fanStats struct{ succeeded, failed, empty, instances int }
+type fanStats struct{ succeeded, failed, empty, instances, cancels, retries int }
 
 var rules = []dag.TriggerRule{dag.TriggerAllDone, dag.TriggerOneSuccess, dag.TriggerOneFailed, dag.TriggerNoneFailed, dag.TriggerAllFailed}
 
@@ -129,6 +132,13 @@ type sim struct {
 	// orphans are attempts whose worker died while its claim stays stored
 	// (held by an incarnation that is gone), by node and instance.
 	orphans map[Slot]int
+	// cancels and retries count the run's cancellations and the retries of
+	// its failed or cancelled end; stats tallies them over all seeds.
+	cancels, retries int
+	// attemptBase is each node's attempt number when a retry last reset
+	// it; instBase the same for fan-out instances a retry kept.
+	attemptBase []int
+	instBase    map[Slot]int
 }
 
 func runProperty(seed uint64, stats *fanStats) error {
@@ -148,26 +158,34 @@ func runProperty(seed uint64, stats *fanStats) error {
 	n := len(g.Def.Nodes)
 	s := &sim{rng: rng, r: r, persisted: make([]runstate.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n),
 		instances: map[Slot]runstate.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{},
-		orphans: map[Slot]int{}}
+		orphans: map[Slot]int{}, attemptBase: make([]int, n), instBase: map[Slot]int{}}
 	if err := s.step(Start{Now: 0}); err != nil {
 		return err
 	}
 	for steps := 0; steps < 200*n+1000; steps++ {
 		if len(s.inflight) == 0 && len(s.timers) == 0 {
 			if s.r.Status.Terminal() {
-				return s.checkFinal(stats)
+				if err := s.checkFinal(stats); err != nil {
+					return err
+				}
+				if !s.retryEnd() {
+					stats.cancels, stats.retries = stats.cancels+s.cancels, stats.retries+s.retries
+					return nil
+				}
+				if err := s.step(Control{Now: s.now, Action: ControlRetry, Reason: "prop retry"}); err != nil {
+					return fmt.Errorf("step %d (retry): %w", steps, err)
+				}
+				continue
 			}
 			// Workers died with attempts in hand: only the reconciler can help.
 			if err := s.step(s.reconcileEvent()); err != nil {
 				return fmt.Errorf("step %d: %w", steps, err)
 			}
-			if len(s.inflight) == 0 && len(s.timers) == 0 {
-				return s.checkFinal(stats)
-			}
 			continue
 		}
-		if err := s.step(s.nextEvent()); err != nil {
-			return fmt.Errorf("step %d: %w", steps, err)
+		ev := s.nextEvent()
+		if err := s.step(ev); err != nil {
+			return fmt.Errorf("step %d (%T %+v; cancels %d, retries %d): %w", steps, ev, ev, s.cancels, s.retries, err)
 		}
 	}
 	return fmt.Errorf("no quiescence after %d steps", 200*n+1000)
@@ -188,6 +206,10 @@ func (s *sim) nextEvent() Event {
 	}
 	if s.rng.IntN(100) == 0 || len(s.inflight) == 0 && len(s.timers) == 0 {
 		return s.reconcileEvent()
+	}
+	if s.rng.IntN(400) == 0 && !s.r.Status.Terminal() && s.cancels < 2 {
+		s.cancels++ // results and timers still in flight arrive afterwards
+		return Control{Now: s.now, Action: ControlCancel, Reason: "prop cancel"}
 	}
 	switch k := s.rng.IntN(20); {
 	case k == 0 && len(s.results) > 0: // duplicate or stale result
@@ -215,6 +237,18 @@ func (s *sim) nextEvent() Event {
 	s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
 	s.results = append(s.results, res)
 	return res
+}
+
+// retryEnd decides whether a failed or cancelled end is retried (at most
+// twice per run): the failed, cancelled and skipped nodes and what follows
+// them run again.
+func (s *sim) retryEnd() bool {
+	if s.r.Status == runstate.RunSucceeded || s.retries >= 2 || s.rng.IntN(2) == 0 {
+		return false
+	}
+	s.retries++
+	s.now++
+	return true
 }
 
 // reconcileEvent jumps time past every repair threshold and reports which

@@ -66,5 +66,9 @@ func (r *Run) stopAll(s runstate.NodeState, reason string, now int64, eff *Effec
 		}
 		n.Reason, n.FinishedAt, n.Deadline, n.RetryAt = reason, now, 0, 0
 		r.transition(i, s, reason, now, eff)
+		// Its children count it as finished, as after any end: nothing is
+		// decided now (they are stopped too), but their stored tallies stay
+		// true for a later retry or rerun.
+		r.finished(i, now, eff, nil)
 	}
 }
