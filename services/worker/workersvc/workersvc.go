@@ -95,6 +95,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 			logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", cfg.ID, "processes", n)
 		}
 	}
+	eg := cfg.Handler.Egress
+	logger.Info("http and llm egress: public addresses, the LLM endpoint and what is allowed",
+		"allow", eg.Allow.String(), "allow_loopback", eg.AllowLoopback, "own_listeners_refused", len(eg.Own))
 	handlers := handler.Builtins(cfg.Handler)
 	maps.Copy(handlers, cfg.Extra)
 	w, err := worker.New(worker.Config{

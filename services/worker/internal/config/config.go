@@ -3,6 +3,9 @@
 package config
 
 import (
+	"cmp"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
@@ -22,6 +25,10 @@ type Config struct {
 	LLMBaseURL   string        // BRAID_LLM_BASE_URL, OpenAI-compatible API; default "" (mock completions)
 	LLMAPIKey    string        // BRAID_LLM_API_KEY; default ""
 	HTTPAddr     string        // BRAID_WORKER_HTTP_ADDR, where /healthz and /readyz listen; default "" (off)
+	// HTTPAllow is BRAID_HTTP_ALLOW: the internal names, addresses and
+	// ranges the http and llm handlers may reach (handler.ParseAllowList);
+	// default none, only public addresses.
+	HTTPAllow handler.AllowList
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -37,6 +44,7 @@ func Load() (Config, error) {
 		LLMBaseURL:   r.String("BRAID_LLM_BASE_URL", ""),
 		LLMAPIKey:    r.String("BRAID_LLM_API_KEY", ""),
 		HTTPAddr:     r.String("BRAID_WORKER_HTTP_ADDR", ""),
+		HTTPAllow:    envconf.Parsed(r, "BRAID_HTTP_ALLOW", handler.ParseAllowList),
 	}
 	return c, r.Err()
 }
@@ -57,7 +65,45 @@ func (c Config) Service() workersvc.Config {
 		DrainTimeout:      c.DrainTimeout,
 		HeartbeatInterval: c.Heartbeat,
 		LivenessTimeout:   c.Liveness,
-		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey},
+		Handler:           c.handlerConfig(),
 		HTTPAddr:          c.HTTPAddr,
 	}
+}
+
+// handlerConfig is the built-in handlers' configuration. The worker is strict:
+// only public addresses and what BRAID_HTTP_ALLOW opens (unlike braid dev,
+// it does not open loopback).
+func (c Config) handlerConfig() handler.Config {
+	return handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey,
+		Egress: handler.Egress{Allow: c.HTTPAllow, Own: c.ownListeners()}}
+}
+
+// ownListeners are the addresses of the worker's own stack that no http or
+// llm call may reach even when BRAID_HTTP_ALLOW covers them: its health and
+// pprof ports, Redis and the Kafka brokers. Entries without a port (a
+// unix-socket Redis) name nothing to dial and are left out.
+func (c Config) ownListeners() []handler.Listener {
+	var out []handler.Listener
+	add := func(name, addr string) {
+		if _, _, err := net.SplitHostPort(addr); err == nil {
+			out = append(out, handler.Listener{Name: name, Addr: addr})
+		}
+	}
+	add("worker health", c.HTTPAddr)
+	add("pprof", c.PprofAddr)
+	add("redis", redisAddr(c.RedisURL))
+	for _, b := range c.KafkaBrokers {
+		add("kafka", b)
+	}
+	return out
+}
+
+// redisAddr is the host:port of a redis:// or rediss:// URL (port 6379
+// when absent), or "" for any other URL.
+func redisAddr(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Hostname() == "" {
+		return ""
+	}
+	return net.JoinHostPort(u.Hostname(), cmp.Or(u.Port(), "6379"))
 }
