@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
@@ -60,8 +61,8 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 		r.workers = append(r.workers, launch(ctx, id, r.exits, func(ctx context.Context) error {
 			wbus := bus
 			wbus.InstanceID = id
-			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc,
-				Concurrency: cfg.WorkerConcurrency}, log.With("service", "worker"))
+			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc, Concurrency: cfg.WorkerConcurrency,
+				Handler: handler.Config{Egress: egress(cfg, inf)}}, log.With("service", "worker"))
 		}))
 	}
 	r.api = launch(ctx, "api", r.exits, func(ctx context.Context) error {
