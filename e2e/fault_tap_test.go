@@ -3,9 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"maps"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 

@@ -21,6 +21,8 @@ services/orchestrator/core/ready.go|done := r.Nodes[i].ParentsLeft == 0|done := 
 services/orchestrator/core/ready.go|		if c.succeeded > 0 {|		if c.succeeded >= 0 {|services/orchestrator|./core|.
 services/orchestrator/core/control.go|	r.stopAll(runstate.NodeCancelled, reason, e.Now, eff)||services/orchestrator|./core|.
 services/orchestrator/core/lost.go|if n.Lost >= e.maxLost() {|if n.Lost > e.maxLost() {|services/orchestrator|./core|.
+pkg/handler/egress_dial.go|, ControlContext: g.control}|}|pkg|./handler|Egress
+pkg/handler/egress_dial.go|(class == classLoopback && g.loopback)|(class == classLoopback)|pkg|./handler|Egress\|GuardCheck
 pkg/template/shell.go|return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"|return "'" + s + "'"|pkg|./template|.
 pkg/worker/settle.go|	if res != statestore.ClaimOK {|	if false {|e2e|.|^TestFaultDuplicatedDispatches$
 LIST

@@ -136,6 +136,22 @@ func (r *Reader) Bool(name string, def bool) bool {
 	}
 }
 
+// Parsed returns parse(name's value), or the zero T when name is unset or
+// empty. A parse error is recorded, prefixed with the variable and value.
+func Parsed[T any](r *Reader, name string, parse func(string) (T, error)) T {
+	var zero T
+	v := r.get(name)
+	if v == "" {
+		return zero
+	}
+	out, err := parse(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q: %w", name, v, err))
+		return zero
+	}
+	return out
+}
+
 // LogLevel returns name's value as a slog level (debug, info, warn, error), or info.
 func (r *Reader) LogLevel(name string) slog.Level {
 	var l slog.Level

@@ -3,6 +3,7 @@ package envconf
 import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
@@ -36,22 +37,25 @@ func TestValues(t *testing.T) {
 	require.Equal(t, 0, r.NonNegativeInt("Z", 1))
 	require.Equal(t, 250*time.Millisecond, r.Duration("D", time.Second))
 	require.False(t, r.Bool("B", true))
+	require.Equal(t, 8, Parsed(r, "N", strconv.Atoi))
+	require.Zero(t, Parsed(r, "UNSET", strconv.Atoi))
 	require.Equal(t, slog.LevelDebug, r.LogLevel("BRAID_LOG_LEVEL"))
 	require.NoError(t, r.Err())
 }
 
 func TestEveryProblemIsReported(t *testing.T) {
 	t.Parallel()
-	r := FromMap(map[string]string{"N": "-1", "M": "-2", "F": "1.5", "D": "soon", "B": "maybe", "BRAID_LOG_LEVEL": "loud"})
+	r := FromMap(map[string]string{"N": "-1", "M": "-2", "F": "1.5", "D": "soon", "B": "maybe", "BRAID_LOG_LEVEL": "loud", "P": "x"})
 	require.Equal(t, 3, r.PositiveInt("N", 3))
 	require.Equal(t, 4, r.NonNegativeInt("M", 4))
 	require.Equal(t, 4, r.NonNegativeInt("F", 4))
 	require.Equal(t, time.Second, r.Duration("D", time.Second))
 	require.True(t, r.Bool("B", true))
 	r.LogLevel("BRAID_LOG_LEVEL")
+	require.Zero(t, Parsed(r, "P", strconv.Atoi))
 	err := r.Err()
 	require.Error(t, err)
-	for _, want := range []string{`N="-1"`, `M="-2": want a non-negative integer`, `F="1.5"`, `D="soon"`, `B="maybe"`, `BRAID_LOG_LEVEL="loud"`} {
+	for _, want := range []string{`N="-1"`, `M="-2": want a non-negative integer`, `F="1.5"`, `D="soon"`, `B="maybe"`, `BRAID_LOG_LEVEL="loud"`, `P="x": strconv.Atoi`} {
 		require.ErrorContains(t, err, want)
 	}
 }

@@ -16,5 +16,15 @@
 //
 // Captured stdout, stderr and response bodies are capped at
 // Config.MaxOutputBytes; the excess is replaced by a marker of the form
-// "…[truncated N bytes]".
+// "…[truncated N bytes]". Reading a body stops 64 MiB past the cap (the count
+// of dropped bytes is then a minimum), and every http and llm call ends
+// after 10 minutes at most, reading included.
+//
+// The http and llm handlers dial through an egress guard (Config.Egress):
+// each connection's resolved address is checked at dial time, so redirects,
+// DNS rebinding and odd IP spellings cannot reach loopback, private, link-local
+// (cloud metadata) or the stack's own listeners unless the operator allowed
+// them (BRAID_HTTP_ALLOW). A refused call fails permanently with an
+// EgressError. No proxy from the environment is used: it would hide the
+// target from the guard.
 package handler

@@ -50,11 +50,10 @@ type Config struct {
 	// LLMModel is the model used when a node's config sets none.
 	// Default DefaultLLMModel ("gpt-4o-mini").
 	LLMModel string
-	// HTTPClient is used by the http and llm handlers. Default: a client with
-	// dial, TLS-handshake and response-header timeouts, an overall 10-minute
-	// backstop timeout (the attempt's context usually ends sooner), and a
-	// redirect policy that follows at most 10 redirects, to http(s) URLs only.
-	HTTPClient *http.Client
+	// Egress decides which addresses the http and llm handlers may reach.
+	// The zero value refuses loopback, private and other internal ranges;
+	// see Egress. The llm handler may also always reach LLMBaseURL's host:port.
+	Egress Egress
 	// MaxOutputBytes caps, in bytes, each captured stdout, stderr and HTTP
 	// response body; the excess is replaced by "…[truncated N bytes]".
 	// Default DefaultMaxOutputBytes (1 MiB).
@@ -74,8 +73,9 @@ type Config struct {
 	ShellPath string
 }
 
-// Validate reports a Config that cannot work: a negative MaxOutputBytes or an
-// LLMBaseURL that is not an absolute http(s) URL. The error never holds LLMAPIKey.
+// Validate reports a Config that cannot work: a negative MaxOutputBytes, an
+// LLMBaseURL that is not an absolute http(s) URL, or an Egress.Own listener
+// that is not host:port. The error never holds LLMAPIKey.
 func (c Config) Validate() error {
 	if c.MaxOutputBytes < 0 {
 		return fmt.Errorf("handler config: MaxOutputBytes must be >= 0, got %d", c.MaxOutputBytes)
@@ -87,6 +87,9 @@ func (c Config) Validate() error {
 		if err := checkHTTPURL(c.LLMBaseURL); err != nil {
 			return fmt.Errorf("handler config: LLMBaseURL: %w", err)
 		}
+	}
+	if err := c.Egress.validate(); err != nil {
+		return fmt.Errorf("handler config: %w", err)
 	}
 	return nil
 }
@@ -113,9 +116,6 @@ func (c Config) withDefaults() Config {
 	c.LLMModel = cmp.Or(c.LLMModel, DefaultLLMModel)
 	c.MaxOutputBytes = cmp.Or(max(c.MaxOutputBytes, 0), DefaultMaxOutputBytes)
 	c.ShellPath = cmp.Or(c.ShellPath, DefaultShellPath)
-	if c.HTTPClient == nil {
-		c.HTTPClient = defaultHTTPClient()
-	}
 	return c
 }
 
@@ -128,8 +128,8 @@ func Builtins(cfg Config) map[string]worker.Handler {
 	return map[string]worker.Handler{
 		NameNoop:      worker.HandlerFunc(handleNoop),
 		NameShell:     &shellHandler{cfg: cfg},
-		NameHTTP:      &httpHandler{cfg: cfg},
-		NameLLM:       &llmHandler{cfg: cfg},
+		NameHTTP:      &httpHandler{cfg: cfg, client: newHTTPClient(newGuard(cfg.Egress))},
+		NameLLM:       &llmHandler{cfg: cfg, client: newLLMClient(cfg)},
 		NameTransform: &transformHandler{cache: newJQCache(jqCacheSize)},
 		NameSimulate:  simulate(cfg),
 	}
@@ -143,18 +143,43 @@ func simulate(cfg Config) worker.Handler {
 	return ledgered(&ledger{path: cfg.Ledger}, handleSimulate)
 }
 
-// maxRedirects bounds the redirects the default client follows.
+// maxRedirects bounds the redirects the handlers follow.
 const maxRedirects = 10
 
-func defaultHTTPClient() *http.Client {
+// Time limits of every http and llm call. The attempt's context and a
+// node's own timeout usually end a call sooner; these bound it anyway.
+const (
+	tlsHandshakeTimeout   = 10 * time.Second
+	responseHeaderTimeout = 5 * time.Minute  // LLM completions answer only when done
+	callTimeout           = 10 * time.Minute // the whole call, reading the body included
+)
+
+// newHTTPClient returns a client whose every connection g checks. It uses
+// no proxy, not even one from HTTP_PROXY/HTTPS_PROXY: through a proxy the
+// only address dialled would be the proxy's, and the guard could not see
+// where the request really goes.
+func newHTTPClient(g *guard) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSHandshakeTimeout = 10 * time.Second
-	t.ResponseHeaderTimeout = 5 * time.Minute // LLM completions answer only when done
+	t.Proxy = nil
+	t.DialContext = g.dialContext()
+	t.TLSHandshakeTimeout = tlsHandshakeTimeout
+	t.ResponseHeaderTimeout = responseHeaderTimeout
 	t.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: t, Timeout: 10 * time.Minute, CheckRedirect: checkRedirect}
+	return &http.Client{Transport: t, Timeout: callTimeout, CheckRedirect: checkRedirect}
 }
 
-// checkRedirect follows at most maxRedirects redirects, to http(s) URLs only.
+// newLLMClient is the llm handler's client: the http handler's guard plus
+// the operator's endpoint, LLMBaseURL's host:port, even on a refused range.
+func newLLMClient(c Config) *http.Client {
+	var extra []allowRule
+	if r, ok := llmAllowRule(c.LLMBaseURL); ok {
+		extra = append(extra, r)
+	}
+	return newHTTPClient(newGuard(c.Egress, extra...))
+}
+
+// checkRedirect follows at most maxRedirects redirects, to http(s) URLs
+// only. Where a redirect may go is the guard's to decide, at dial time.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("stopped after %d redirects", maxRedirects)

@@ -108,8 +108,6 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, DefaultLLMModel, c.LLMModel)
 	require.Equal(t, DefaultMaxOutputBytes, c.MaxOutputBytes)
 	require.Equal(t, DefaultShellPath, c.ShellPath)
-	require.NotNil(t, c.HTTPClient)
-	require.NotNil(t, c.HTTPClient.CheckRedirect)
 
 	kept := Config{LLMModel: "m", MaxOutputBytes: 7, ShellPath: "/bin/bash"}.withDefaults()
 	require.Equal(t, "m", kept.LLMModel)

@@ -15,8 +15,12 @@ import (
 	"github.com/braidhq/braid/pkg/worker"
 )
 
-// httpHandler makes one HTTP request per attempt.
-type httpHandler struct{ cfg Config }
+// httpHandler makes one HTTP request per attempt, through a client whose
+// dialer refuses what Config.Egress does not allow.
+type httpHandler struct {
+	cfg    Config
+	client *http.Client
+}
 
 // Handle sends the request (always with an Idempotency-Key header) and returns
 // {status, headers, body}. 5xx, 408, 429 and network errors are retryable;
@@ -46,14 +50,14 @@ func (h *httpHandler) Handle(ctx context.Context, task *worker.Task) (any, error
 func (h *httpHandler) do(ctx context.Context, task *worker.Task, req *http.Request, expect statusSet) (any, error) {
 	op := "http " + req.Method + " " + safeURL(req.URL)
 	start := time.Now()
-	resp, err := h.cfg.HTTPClient.Do(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
-		return nil, requestError(ctx, op, start, err)
+		return nil, requestError(ctx, op, req, start, err)
 	}
 	defer resp.Body.Close()
 	out, err := readHTTPResponse(resp, h.cfg.MaxOutputBytes)
 	if err != nil {
-		return nil, requestError(ctx, op, start, err)
+		return nil, requestError(ctx, op, req, start, err)
 	}
 	task.Log("handler", fmt.Sprintf("%s: %d in %s", op, resp.StatusCode, time.Since(start).Round(time.Millisecond)))
 	if expect.accepts(resp.StatusCode) {
@@ -130,9 +134,14 @@ func safeURL(u *url.URL) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }
 
-// requestError classifies a transport failure: always retryable. The
-// *url.Error wrapper (which repeats the full URL) is dropped.
-func requestError(ctx context.Context, op string, start time.Time, err error) error {
+// requestError classifies a transport failure: permanent when the egress
+// guard refused the address (it would refuse it again), else retryable.
+// The *url.Error wrapper (which repeats the full URL) is dropped; a refused
+// redirect is named, without credentials.
+func requestError(ctx context.Context, op string, req *http.Request, start time.Time, err error) error {
+	if ee, ok := errors.AsType[*EgressError](err); ok {
+		return worker.Permanent(fmt.Errorf("%s: %s%w", op, redirectNote(req, err), ee))
+	}
 	if ctx.Err() != nil {
 		return ctxError(ctx, op, start)
 	}
@@ -140,6 +149,20 @@ func requestError(ctx context.Context, op string, start time.Time, err error) er
 		err = ue.Err
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// redirectNote is "redirect to <url>: " when err happened on a redirect
+// away from req's URL, else "".
+func redirectNote(req *http.Request, err error) string {
+	ue, ok := errors.AsType[*url.Error](err)
+	if !ok {
+		return ""
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil || safeURL(u) == safeURL(req.URL) {
+		return ""
+	}
+	return "redirect to " + safeURL(u) + ": "
 }
 
 // statusError is the error for an unexpected status: retryable for 5xx,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +47,19 @@ func newHTTPServer(t *testing.T, status int, contentType, body string) *httpServ
 	return s
 }
 
+// allowing returns cfg with the egress guard opened to the exact host:port
+// of rawURL (a test server on loopback), as an operator would with
+// BRAID_HTTP_ALLOW; everything else stays refused.
+func allowing(t *testing.T, cfg Config, rawURL string) Config {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	require.NoError(t, err)
+	l, err := ParseAllowList(u.Host)
+	require.NoError(t, err)
+	cfg.Egress.Allow = l
+	return cfg
+}
+
 func (s *httpServer) requests() []recordedRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,7 +98,7 @@ func TestHTTPRequestShape(t *testing.T) {
 			srv := newHTTPServer(t, 200, "text/plain", "ok")
 			tt.config["url"] = srv.URL + "/items?a=1"
 			tt.config["headers"] = mergeHeaders(tt.config["headers"], map[string]string{"X-Trace": "t1"})
-			_, _, err := handle(t, Config{}, NameHTTP, jsonConfig(t, tt.config))
+			_, _, err := handle(t, allowing(t, Config{}, srv.URL), NameHTTP, jsonConfig(t, tt.config))
 			require.NoError(t, err)
 			reqs := srv.requests()
 			require.Len(t, reqs, 1)
@@ -116,7 +130,7 @@ func mergeHeaders(cur any, add map[string]string) map[string]string {
 func TestHTTPIdempotencyKeyOverride(t *testing.T) {
 	t.Parallel()
 	srv := newHTTPServer(t, 204, "", "")
-	_, _, err := handle(t, Config{}, NameHTTP, jsonConfig(t, map[string]any{
+	_, _, err := handle(t, allowing(t, Config{}, srv.URL), NameHTTP, jsonConfig(t, map[string]any{
 		"url": srv.URL, "headers": map[string]string{"idempotency-key": "mine"}}))
 	require.NoError(t, err)
 	require.Equal(t, []string{"mine"}, srv.requests()[0].Header.Values("Idempotency-Key"))
@@ -141,7 +155,7 @@ func TestHTTPResponseOutput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newHTTPServer(t, 200, tt.contentType, tt.body)
-			out, rec, err := handle(t, Config{}, NameHTTP, jsonConfig(t, map[string]any{"url": srv.URL}))
+			out, rec, err := handle(t, allowing(t, Config{}, srv.URL), NameHTTP, jsonConfig(t, map[string]any{"url": srv.URL}))
 			require.NoError(t, err)
 			m := asMap(t, out)
 			require.Equal(t, 200.0, m["status"])
@@ -185,7 +199,7 @@ func TestHTTPStatusClassification(t *testing.T) {
 			if tt.expect != nil {
 				cfg["expect_status"] = tt.expect
 			}
-			out, _, err := handle(t, Config{}, NameHTTP, jsonConfig(t, cfg))
+			out, _, err := handle(t, allowing(t, Config{}, srv.URL), NameHTTP, jsonConfig(t, cfg))
 			require.Equal(t, float64(tt.status), asMap(t, out)["status"], "output is returned even on failure")
 			if !tt.wantErr {
 				require.NoError(t, err)
@@ -211,7 +225,7 @@ func TestHTTPNetworkErrorRetryable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	out, _, err := handle(t, Config{}, NameHTTP, jsonConfig(t, map[string]any{"url": url + "/?k=secret"}))
+	out, _, err := handle(t, allowing(t, Config{}, url), NameHTTP, jsonConfig(t, map[string]any{"url": url + "/?k=secret"}))
 	require.Nil(t, out)
 	requireRetryable(t, err, "http GET "+url)
 	require.NotContains(t, err.Error(), "secret")
@@ -228,14 +242,14 @@ func TestHTTPTimeout(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	_, _, err := handle(t, Config{}, NameHTTP, jsonConfig(t, map[string]any{"url": srv.URL, "timeout": "50ms"}))
+	_, _, err := handle(t, allowing(t, Config{}, srv.URL), NameHTTP, jsonConfig(t, map[string]any{"url": srv.URL, "timeout": "50ms"}))
 	requireRetryable(t, err, "timed out after")
 }
 
 func TestHTTPBodyCapped(t *testing.T) {
 	t.Parallel()
 	srv := newHTTPServer(t, 200, "application/json", `{"data": "`+strings.Repeat("x", 100)+`"}`)
-	out, _, err := handle(t, Config{MaxOutputBytes: 10}, NameHTTP, jsonConfig(t, map[string]any{"url": srv.URL}))
+	out, _, err := handle(t, allowing(t, Config{MaxOutputBytes: 10}, srv.URL), NameHTTP, jsonConfig(t, map[string]any{"url": srv.URL}))
 	require.NoError(t, err)
 	require.Equal(t, `{"data": "`+truncMarker(102), asMap(t, out)["body"], "a truncated JSON body stays text")
 }

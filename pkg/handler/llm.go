@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"strings"
 
 	"github.com/braidhq/braid/pkg/worker"
@@ -64,7 +65,11 @@ type llmOutput struct {
 
 // llmHandler asks an OpenAI-compatible chat completions endpoint, or a
 // deterministic mock when Config.LLMBaseURL is empty.
-type llmHandler struct{ cfg Config }
+// Its client may reach LLMBaseURL's host:port even on a refused range.
+type llmHandler struct {
+	cfg    Config
+	client *http.Client
+}
 
 // Handle returns {text, model, usage, finish_reason, result}.
 func (h *llmHandler) Handle(ctx context.Context, task *worker.Task) (any, error) {

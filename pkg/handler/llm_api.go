@@ -44,14 +44,14 @@ func (h *llmHandler) complete(ctx context.Context, task *worker.Task, c llmConfi
 		return nil, worker.Permanent(h.redact(fmt.Errorf("%s: %w", op, err)))
 	}
 	start := time.Now()
-	resp, err := h.cfg.HTTPClient.Do(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
-		return nil, h.redact(requestError(ctx, op, start, err))
+		return nil, h.redact(requestError(ctx, op, req, start, err))
 	}
 	defer resp.Body.Close()
 	body, dropped, err := readCapped(resp.Body, h.cfg.MaxOutputBytes)
 	if err != nil {
-		return nil, h.redact(requestError(ctx, op, start, err))
+		return nil, h.redact(requestError(ctx, op, req, start, err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, h.redact(statusError(op, resp.StatusCode, nil, apiErrorText(body)))

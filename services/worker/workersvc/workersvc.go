@@ -103,6 +103,9 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 			logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", cfg.ID, "processes", n)
 		}
 	}
+	eg := cfg.Handler.Egress
+	logger.Info("http and llm egress: public addresses, the LLM endpoint and what is allowed",
+		"allow", eg.Allow.String(), "allow_loopback", eg.AllowLoopback, "own_listeners_refused", len(eg.Own))
 	handlers, err := enabledHandlers(cfg)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)

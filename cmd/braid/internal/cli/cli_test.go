@@ -126,6 +126,15 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+func TestDevBadHTTPAllow(t *testing.T) {
+	t.Parallel()
+	res := braid(t, map[string]string{"BRAID_HTTP_ALLOW": "10.0.0.0/33, ok.lan, *"}, "", "dev", "--data-dir", t.TempDir())
+	require.Equal(t, 2, res.code, res.stderr)
+	require.Contains(t, res.stderr, `BRAID_HTTP_ALLOW: entry "10.0.0.0/33": not a CIDR range`)
+	require.Contains(t, res.stderr, `entry "*"`)
+	require.NotContains(t, res.stderr, "ok.lan")
+}
+
 func TestConnectionErrorExitsOne(t *testing.T) {
 	t.Parallel()
 	res := braid(t, map[string]string{"BRAID_URL": "http://127.0.0.1:1", "BRAID_API_KEY": "k"}, "", "runs")

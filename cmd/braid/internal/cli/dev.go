@@ -1,19 +1,21 @@
 package cli
 
 import (
-	"github.com/braidhq/braid/pkg/worker"
 	"log/slog"
 	"strings"
 
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
+	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/worker"
 	"github.com/spf13/cobra"
 )
 
 // devFlags are the flags of braid dev.
 type devFlags struct {
-	cfg      devstack.Config
-	only     string
-	logLevel string
+	cfg           devstack.Config
+	only          string
+	logLevel      string
+	allowLoopback bool
 }
 
 func newDevCmd(a *app) *cobra.Command {
@@ -28,7 +30,12 @@ warning when redis-server is not installed), the api, the orchestrator and
 order; the next start resumes unfinished runs.
 
 Keys: BRAID_API_KEYS (name:key:role,...) when set; otherwise a key is generated
-once and kept in <data-dir>/api-key.`,
+once and kept in <data-dir>/api-key.
+
+Egress: unlike braid-worker, http and llm nodes may call loopback (services on
+this machine), but never the stack's own api, broker and Redis ports;
+--allow-loopback=false refuses loopback too. BRAID_HTTP_ALLOW opens private
+names and ranges as for braid-worker.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDev(cmd, a, f)
@@ -43,6 +50,7 @@ once and kept in <data-dir>/api-key.`,
 	fl.StringVar(&f.only, "only", "", `start only part of the stack: "infra" (broker and Redis)`)
 	fl.BoolVar(&f.cfg.EmbeddedRedis, "embedded-redis", false, "use the in-memory Redis even when redis-server is installed (state is lost on exit)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.BoolVar(&f.allowLoopback, "allow-loopback", true, "let http and llm nodes call loopback (except the stack's own ports)")
 	return cmd
 }
 
@@ -65,6 +73,11 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	f.cfg.DataDir = a.dataDirectory()
 	f.cfg.APIKeys = a.getenv("BRAID_API_KEYS")
 	f.cfg.TaskEnv = taskEnv(a)
+	allow, err := handler.ParseAllowList(a.getenv("BRAID_HTTP_ALLOW"))
+	if err != nil {
+		return usageErrorf("BRAID_HTTP_ALLOW: %w", err)
+	}
+	f.cfg.HTTPAllow, f.cfg.RefuseLoopback = allow, !f.allowLoopback
 	f.cfg.Out = a.out
 	f.cfg.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level}))
 	return devstack.Run(cmd.Context(), f.cfg)

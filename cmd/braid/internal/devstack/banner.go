@@ -21,6 +21,7 @@ Braid dev stack is up.
   Kafka    {{.Kafka}}  (data in {{.KafkaDir}})
   Redis    {{.Redis}}
   API key  {{.KeyLine}}
+  Egress   {{.Egress}}
 
 Try it with curl (from the repository root):
   export BRAID_URL={{.URL}} BRAID_API_KEY={{.KeyValue}}
@@ -39,7 +40,7 @@ Ctrl-C stops the stack; state stays in {{.DataDir}}, so the next start resumes u
 
 // bannerData fills bannerTmpl.
 type bannerData struct {
-	URL, Kafka, KafkaDir, Redis, KeyLine, KeyValue, Example, Workflow, DataDir string
+	URL, Kafka, KafkaDir, Redis, KeyLine, KeyValue, Example, Workflow, DataDir, Egress string
 }
 
 // printBanner tells the user where everything is and how to start a run.
@@ -55,6 +56,7 @@ func printBanner(w io.Writer, cfg Config, inf *infra, keys apiKeys) {
 		Example:  exampleFile,
 		Workflow: exampleWorkflow,
 		DataDir:  cfg.DataDir,
+		Egress:   egressLine(cfg),
 	}
 	if keys.key == "" {
 		d.KeyLine = "from BRAID_API_KEYS (not shown)"

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/worker"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"time"
+
+	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/worker"
 )
 
 // Defaults of the dev stack's flags.
@@ -43,6 +45,14 @@ type Config struct {
 	OnlyInfra bool
 	// EmbeddedRedis forces the in-memory miniredis even when redis-server is installed.
 	EmbeddedRedis bool
+	// HTTPAllow is BRAID_HTTP_ALLOW: internal destinations the http and llm
+	// nodes may reach besides loopback.
+	HTTPAllow handler.AllowList
+	// RefuseLoopback makes the workers refuse loopback as braid-worker does
+	// (--allow-loopback=false). By default braid dev opens loopback, so that
+	// workflows can call services on the developer's machine; the stack's
+	// own ports (api, broker, Redis) stay refused either way.
+	RefuseLoopback bool
 	// APIKeys is BRAID_API_KEYS ("name:key:role,..."); when empty a key is
 	// generated once and kept in <DataDir>/api-key.
 	APIKeys string

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/handler"
 	"log/slog"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
@@ -61,8 +61,8 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 		r.workers = append(r.workers, launch(ctx, id, r.exits, func(ctx context.Context) error {
 			wbus := bus
 			wbus.InstanceID = id
-			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc,
-				Concurrency: cfg.WorkerConcurrency, Handler: handler.Config{PassEnv: cfg.TaskEnv.PassEnv},
+			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc, Concurrency: cfg.WorkerConcurrency,
+				Handler:  handler.Config{Egress: egress(cfg, inf), PassEnv: cfg.TaskEnv.PassEnv},
 				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets}, log.With("service", "worker"))
 		}))
 	}

@@ -3,6 +3,9 @@
 package config
 
 import (
+	"cmp"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
@@ -29,6 +32,10 @@ type Config struct {
 	Ledger       string        // BRAID_WORKER_LEDGER, a file where simulate records each execution; default "" (off)
 	// Secrets are the BRAID_SECRET_<NAME> variables by NAME. Never log them.
 	Secrets map[string]string
+	// HTTPAllow is BRAID_HTTP_ALLOW: the internal names, addresses and
+	// ranges the http and llm handlers may reach (handler.ParseAllowList);
+	// default none, only public addresses.
+	HTTPAllow handler.AllowList
 }
 
 // SecretPrefix starts the name of each variable that holds a secret for
@@ -53,6 +60,7 @@ func Load() (Config, error) {
 		SecretsDir:   r.String("BRAID_WORKER_SECRETS_DIR", ""),
 		Ledger:       r.String("BRAID_WORKER_LEDGER", ""),
 		Secrets:      nonEmpty(r.Prefixed(SecretPrefix)),
+		HTTPAllow:    envconf.Parsed(r, "BRAID_HTTP_ALLOW", handler.ParseAllowList),
 	}
 	return c, r.Err()
 }
@@ -73,7 +81,7 @@ func (c Config) Service() workersvc.Config {
 		DrainTimeout:      c.DrainTimeout,
 		HeartbeatInterval: c.Heartbeat,
 		LivenessTimeout:   c.Liveness,
-		Handler:           handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey, PassEnv: c.PassEnv, Ledger: c.Ledger},
+		Handler:           c.handlerConfig(),
 		HTTPAddr:          c.HTTPAddr,
 		Handlers:          c.Handlers,
 		Secrets:           c.secrets(),
@@ -105,4 +113,42 @@ func nonEmpty(m map[string]string) map[string]string {
 		}
 	}
 	return m
+}
+
+// handlerConfig is the built-in handlers' configuration. The worker is strict:
+// only public addresses and what BRAID_HTTP_ALLOW opens (unlike braid dev,
+// it does not open loopback).
+func (c Config) handlerConfig() handler.Config {
+	return handler.Config{LLMBaseURL: c.LLMBaseURL, LLMAPIKey: c.LLMAPIKey, PassEnv: c.PassEnv, Ledger: c.Ledger,
+		Egress: handler.Egress{Allow: c.HTTPAllow, Own: c.ownListeners()}}
+}
+
+// ownListeners are the addresses of the worker's own stack that no http or
+// llm call may reach even when BRAID_HTTP_ALLOW covers them: its health and
+// pprof ports, Redis and the Kafka brokers. Entries without a port (a
+// unix-socket Redis) name nothing to dial and are left out.
+func (c Config) ownListeners() []handler.Listener {
+	var out []handler.Listener
+	add := func(name, addr string) {
+		if _, _, err := net.SplitHostPort(addr); err == nil {
+			out = append(out, handler.Listener{Name: name, Addr: addr})
+		}
+	}
+	add("worker health", c.HTTPAddr)
+	add("pprof", c.PprofAddr)
+	add("redis", redisAddr(c.RedisURL))
+	for _, b := range c.KafkaBrokers {
+		add("kafka", b)
+	}
+	return out
+}
+
+// redisAddr is the host:port of a redis:// or rediss:// URL (port 6379
+// when absent), or "" for any other URL.
+func redisAddr(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Hostname() == "" {
+		return ""
+	}
+	return net.JoinHostPort(u.Hostname(), cmp.Or(u.Port(), "6379"))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/handler"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,6 +26,10 @@ func TestLoad(t *testing.T) {
 				require.Equal(t, 20*time.Second, c.DrainTimeout)
 				require.Equal(t, 5*time.Second, c.Service().HeartbeatInterval)
 				require.Equal(t, slog.LevelInfo, c.LogLevel)
+				e := c.Service().Handler.Egress
+				require.Zero(t, e.Allow.Len(), "only public addresses by default")
+				require.False(t, e.AllowLoopback, "braid-worker is strict")
+				require.Equal(t, []handler.Listener{{Name: "redis", Addr: "127.0.0.1:16379"}, {Name: "kafka", Addr: "127.0.0.1:19092"}}, e.Own)
 			},
 		},
 		{
@@ -33,7 +38,8 @@ func TestLoad(t *testing.T) {
 				"BRAID_KAFKA_BROKERS": "k1:9092, k2:9092,", "BRAID_WORKER_CONCURRENCY": "16",
 				"BRAID_WORKER_ID": "w1", "BRAID_REDIS_NAMESPACE": "ns:", "BRAID_LOG_LEVEL": "debug",
 				"BRAID_LLM_BASE_URL": "http://llm.local/v1", "BRAID_LLM_API_KEY": "secret",
-				"BRAID_WORKER_HEARTBEAT_INTERVAL": "700ms",
+				"BRAID_WORKER_HEARTBEAT_INTERVAL": "700ms", "BRAID_REDIS_URL": "rediss://u:p@redis.internal/2",
+				"BRAID_HTTP_ALLOW": " *.svc.internal, 10.2.0.0/16,llm.internal:8443 ,", "BRAID_WORKER_HTTP_ADDR": ":9000",
 			},
 			want: func(t *testing.T, c Config) {
 				require.Equal(t, []string{"k1:9092", "k2:9092"}, c.KafkaBrokers)
@@ -45,6 +51,11 @@ func TestLoad(t *testing.T) {
 				require.Equal(t, "secret", s.Handler.LLMAPIKey)
 				require.Equal(t, "http://llm.local/v1", s.Handler.LLMBaseURL)
 				require.Equal(t, slog.LevelDebug, c.LogLevel)
+				e := s.Handler.Egress
+				require.Equal(t, "*.svc.internal,10.2.0.0/16,llm.internal:8443", e.Allow.String())
+				require.Equal(t, []handler.Listener{{Name: "worker health", Addr: ":9000"}, {Name: "redis", Addr: "redis.internal:6379"},
+					{Name: "kafka", Addr: "k1:9092"}, {Name: "kafka", Addr: "k2:9092"}}, e.Own)
+				require.NoError(t, s.Handler.Validate())
 			},
 		},
 		{
@@ -69,8 +80,9 @@ func TestLoad(t *testing.T) {
 			want: func(t *testing.T, c Config) { require.Nil(t, c.Service().Secrets) },
 		},
 		{
-			name:    "malformed values are all reported",
-			env:     map[string]string{"BRAID_WORKER_CONCURRENCY": "-2", "BRAID_LOG_LEVEL": "loud", "BRAID_WORKER_DRAIN_TIMEOUT": "soon"},
+			name: "malformed values are all reported",
+			env: map[string]string{"BRAID_WORKER_CONCURRENCY": "-2", "BRAID_LOG_LEVEL": "loud", "BRAID_WORKER_DRAIN_TIMEOUT": "soon",
+				"BRAID_HTTP_ALLOW": "10.0.0.0/33,ok.internal,*"},
 			wantErr: "BRAID_WORKER_CONCURRENCY",
 		},
 	}
@@ -79,7 +91,7 @@ func TestLoad(t *testing.T) {
 			for _, k := range []string{"BRAID_KAFKA_BROKERS", "BRAID_WORKER_CONCURRENCY", "BRAID_WORKER_ID", "BRAID_REDIS_NAMESPACE",
 				"BRAID_LOG_LEVEL", "BRAID_LLM_BASE_URL", "BRAID_LLM_API_KEY", "BRAID_WORKER_DRAIN_TIMEOUT", "BRAID_REDIS_URL",
 				"BRAID_WORKER_HEARTBEAT_INTERVAL", "BRAID_WORKER_PASS_ENV", "BRAID_WORKER_HANDLERS", "BRAID_SECRET_API_TOKEN",
-				"BRAID_WORKER_SECRETS_DIR"} {
+				"BRAID_WORKER_SECRETS_DIR", "BRAID_HTTP_ALLOW", "BRAID_WORKER_HTTP_ADDR", "BRAID_PPROF_ADDR"} {
 				t.Setenv(k, tt.env[k])
 			}
 			c, err := Load()
@@ -87,6 +99,8 @@ func TestLoad(t *testing.T) {
 				require.ErrorContains(t, err, tt.wantErr)
 				require.ErrorContains(t, err, "BRAID_LOG_LEVEL")
 				require.ErrorContains(t, err, "BRAID_WORKER_DRAIN_TIMEOUT")
+				require.ErrorContains(t, err, `BRAID_HTTP_ALLOW="10.0.0.0/33,ok.internal,*": entry "10.0.0.0/33": not a CIDR range`)
+				require.ErrorContains(t, err, `entry "*": "*" alone is not allowed`)
 				return
 			}
 			require.NoError(t, err)
