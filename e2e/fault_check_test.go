@@ -353,10 +353,22 @@ func (f *faultStack) checkTrigger(wf string, d *eventsv1.TaskDispatch, nodes map
 // requireAllSucceeded requires every run in rep to have succeeded on every node.
 func (rep checkReport) requireAllSucceeded(t *testing.T) {
 	t.Helper()
+	var failed, other []string // failed nodes first: they explain the skipped ones
 	for run, nodes := range rep.Nodes {
 		for id, rec := range nodes {
-			require.Equal(t, runstate.NodeSucceeded, rec.State, "run %s node %s: %s (%s)", run, id, rec.State, rec.Error)
+			if rec.State == runstate.NodeSucceeded {
+				continue
+			}
+			line := fmt.Sprintf("run %s node %s: %s (error %q, reason %q, attempt %d, past %d)", run, id, rec.State, rec.Error, rec.Reason, rec.Attempt, len(rec.Past))
+			if rec.State == runstate.NodeFailed {
+				failed = append(failed, line)
+			} else {
+				other = append(other, line)
+			}
 		}
+	}
+	if bad := append(failed, other...); len(bad) > 0 {
+		t.Fatalf("%d nodes did not succeed:\n%s", len(bad), strings.Join(head(bad, 10), "\n"))
 	}
 }
 
