@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/stretchr/testify/require"
 )
@@ -36,10 +39,21 @@ func TestScaleWorkers1To4To2(t *testing.T) {
 	start := time.Now()
 	load(phase)
 	one := time.Now()
+	var added []*proc
 	for range 3 {
-		f.addWorker(t)
+		added = append(added, f.addWorker(t))
+	}
+	for _, p := range added {
+		f.waitJoined(p)
 	}
 	load(phase)
+	// Every worker takes its share: the load goes on (bounded) until each
+	// has started a task (the execution ledger), however long the group's
+	// rebalance kept the new ones idle on a loaded machine.
+	deadline := time.Now().Add(scaleJoinBound)
+	for !f.ledgerHasAll(f.Workers) && time.Now().Before(deadline) {
+		load(250 * time.Millisecond)
+	}
 	four := time.Now()
 	stopped := f.workerProcs[2:]
 	for _, w := range stopped {
@@ -88,4 +102,29 @@ func TestScaleWorkers1To4To2(t *testing.T) {
 	}
 	t.Logf("%d runs, %d tasks (%d recorded lost); per worker %v; 1 worker: %s, 4 workers: %s, 2 workers: %s", len(ids), len(finished), lost, byWorker,
 		rate(start, one), rate(one, four), rate(four, time.Now()))
+}
+
+// scaleJoinBound bounds how long the scaling test keeps loading the four
+// workers until each has started a task.
+const scaleJoinBound = 30 * time.Second
+
+// ledgerHasAll reports whether every worker in workers has started at
+// least one execution in the ledger.
+func (f *faultStack) ledgerHasAll(workers []string) bool {
+	b, err := os.ReadFile(f.ledger)
+	if err != nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, s := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if l, err := handler.ParseLedgerLine(s); err == nil && l.Phase == handler.LedgerStart {
+			seen[l.Worker] = true
+		}
+	}
+	for _, w := range workers {
+		if !seen[w] {
+			return false
+		}
+	}
+	return true
 }
