@@ -181,6 +181,7 @@ type Common struct {
 	RedisNamespace string        // BRAID_REDIS_NAMESPACE inserted after "braid:"; default ""
 	LogLevel       slog.Level    // BRAID_LOG_LEVEL debug|info|warn|error; default info
 	PprofAddr      string        // BRAID_PPROF_ADDR, host:port serving net/http/pprof; default "" (off)
+	Kafka          KafkaSecurity // BRAID_KAFKA_TLS*, BRAID_KAFKA_SASL_*; default plaintext, no SASL
 }
 
 // Common reads the shared settings.
@@ -194,11 +195,12 @@ func (r *Reader) Common() Common {
 		RedisNamespace: r.String("BRAID_REDIS_NAMESPACE", ""),
 		LogLevel:       r.LogLevel("BRAID_LOG_LEVEL"),
 		PprofAddr:      r.String("BRAID_PPROF_ADDR", ""),
+		Kafka:          r.kafkaSecurity(),
 	}
 }
 
 // Bus returns the eventbus settings of c for a process named clientID.
 func (c Common) Bus(clientID string) eventbus.Config {
 	return eventbus.Config{Brokers: c.KafkaBrokers, ClientID: clientID, Partitions: c.Partitions,
-		TopicPrefix: c.TopicPrefix, SessionTimeout: c.SessionTimeout}
+		TopicPrefix: c.TopicPrefix, SessionTimeout: c.SessionTimeout, TLS: c.Kafka.TLS, SASL: c.Kafka.SASL}
 }

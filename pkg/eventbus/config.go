@@ -3,6 +3,7 @@ package eventbus
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
 )
 
 // Defaults applied by Config.withDefaults to zero fields.
@@ -98,6 +100,12 @@ type Config struct {
 	// TopicPrefix is prepended to every topic name on the wire, so tests can
 	// share one broker. Only [a-zA-Z0-9._-]. Default "".
 	TopicPrefix string
+	// TLS, when set, encrypts every connection to the brokers (consumer,
+	// producer, admin). Default nil: plaintext.
+	TLS *tls.Config
+	// SASL, when set, authenticates every connection (kafka-go's
+	// sasl/plain or sasl/scram mechanisms). Default nil: none.
+	SASL sasl.Mechanism
 }
 
 // withDefaults returns c with every zero field set to its default.

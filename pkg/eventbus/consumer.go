@@ -100,7 +100,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		Brokers:           cfg.Brokers,
 		GroupID:           group,
 		GroupTopics:       topics,
-		Dialer:            &kafka.Dialer{ClientID: cfg.memberClientID(), Timeout: dialTimeout, DualStack: true},
+		Dialer:            &kafka.Dialer{ClientID: cfg.memberClientID(), Timeout: dialTimeout, DualStack: true, TLS: cfg.TLS, SASLMechanism: cfg.SASL},
 		StartOffset:       startOffset(cfg),
 		CommitInterval:    0,
 		MinBytes:          1,
