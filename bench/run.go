@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -45,7 +46,7 @@ func run(ctx context.Context, c config, out, progress io.Writer) error {
 			log.Warn("stop infra", "err", err)
 		}
 	}()
-	log.Info("infrastructure up", "kafka", infra.Kafka, "redis", infra.RedisURL)
+	log.Info("infrastructure up", "kafka", infra.Kafka, "redis", redactURL(infra.RedisURL))
 	rdb, err := statestore.NewClient(ctx, infra.RedisURL, 10*time.Second)
 	if err != nil {
 		return err
@@ -68,4 +69,13 @@ func run(ctx context.Context, c config, out, progress io.Writer) error {
 			log.Error("write line", "workload", l.Workload, "err", fmt.Sprint(err))
 		}
 	})
+}
+
+// redactURL hides a URL's password (braid dev puts one in the Redis URL).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }

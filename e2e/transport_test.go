@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +50,58 @@ func TestStackOnLeastPrivilegeRedisUser(t *testing.T) {
 	for _, p := range s.procs {
 		require.False(t, strings.Contains(p.log(), pw), "%s logged the Redis password", p.name)
 	}
+}
+
+// TestDevRedisRequiresItsPassword: braid dev's redis-server requires the
+// password braid dev generated into its data dir (the same after a
+// restart), the password is not on any process's command line, and the
+// services still work with it.
+func TestDevRedisRequiresItsPassword(t *testing.T) {
+	t.Parallel()
+	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), ".braid"), freeDevAddrs(t)
+	d := startDev(t, dir, dataDir, addrs)
+	b, err := os.ReadFile(filepath.Join(dataDir, "redis-password"))
+	require.NoError(t, err)
+	pw := strings.TrimSpace(string(b))
+	require.Len(t, pw, 48)
+	st, err := os.Stat(filepath.Join(dataDir, "redis-password"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	anon := redis.NewClient(&redis.Options{Addr: addrs.redis})
+	defer anon.Close()
+	require.ErrorContains(t, anon.Ping(ctx).Err(), "NOAUTH")
+	authed := redis.NewClient(&redis.Options{Addr: addrs.redis, Password: pw})
+	defer authed.Close()
+	require.NoError(t, authed.Ping(ctx).Err())
+
+	requireNotInAnyCmdline(t, pw)
+	requireAbsent(t, d.log(), pw, "braid dev printed its Redis password")
+
+	c := &apiClient{t: t, base: d.stack.URL, key: d.stack.Key, hc: &http.Client{Timeout: httpTimeout}}
+	name, _ := c.register(readExample(t, "seed-000-example-workflow.json"))
+	require.Equal(t, "succeeded", c.waitDone(c.start(name, `{}`), runTimeout).Status)
+}
+
+// requireNotInAnyCmdline fails when s is on the command line of any
+// process of this machine (/proc/*/cmdline).
+func requireNotInAnyCmdline(t *testing.T, s string) {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	seen := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		seen++
+		require.NotContains(t, string(b), s, "pid %s has the secret on its command line", e.Name())
+	}
+	require.Greater(t, seen, 3, "read too few command lines to mean anything")
 }

@@ -41,11 +41,16 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// SysProcAttr is applied to the child (e.g. its own process group).
 	SysProcAttr *syscall.SysProcAttr
+	// Password, when set, is required of every client (requirepass). It is
+	// written to Dir/redis.conf (mode 0600), never put on the command line,
+	// where any local user could read it in the process list.
+	Password string
 }
 
 // Server is a running (or exited) redis-server.
 type Server struct {
 	addr, log, out string
+	password       string
 	cmd            *exec.Cmd
 	done           chan struct{}
 }
@@ -78,10 +83,19 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("redis output file: %w", err)
 	}
 	defer out.Close()
-	s.cmd = exec.Command(bin,
+	var args []string
+	if o.Password != "" {
+		conf := filepath.Join(dir, "redis.conf")
+		if err := os.WriteFile(conf, []byte("requirepass "+o.Password+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("redis config file: %w", err)
+		}
+		args = append(args, conf) // the config file must come first
+	}
+	s.password = o.Password
+	s.cmd = exec.Command(bin, append(args,
 		"--bind", host, "--port", port, "--dir", dir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
-		"--logfile", s.log, "--daemonize", "no", "--protected-mode", "no")
+		"--logfile", s.log, "--daemonize", "no", "--protected-mode", "no")...)
 	s.cmd.Stdout, s.cmd.Stderr = out, out
 	s.cmd.SysProcAttr = o.SysProcAttr
 	if err := s.cmd.Start(); err != nil {
@@ -139,7 +153,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
-		err := Ping(s.addr)
+		err := PingAuth(s.addr, s.password)
 		if err == nil {
 			return nil
 		}
@@ -154,19 +168,35 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 }
 
 // Ping sends one inline PING to addr and expects +PONG.
-func Ping(addr string) error {
+func Ping(addr string) error { return PingAuth(addr, "") }
+
+// PingAuth is Ping after AUTH password when password is set.
+func PingAuth(addr, password string) error {
 	conn, err := net.DialTimeout("tcp", addr, probeTimeout)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(probeTimeout))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+	req := "PING\r\n"
+	if password != "" {
+		req = fmt.Sprintf("*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password) + req
+	}
+	if _, err := conn.Write([]byte(req)); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
+	rd := bufio.NewReader(conn)
+	line, err := rd.ReadString('\n')
 	if err != nil {
 		return err
+	}
+	if password != "" {
+		if line != "+OK\r\n" {
+			return fmt.Errorf("AUTH answered %q", strings.TrimSpace(line))
+		}
+		if line, err = rd.ReadString('\n'); err != nil {
+			return err
+		}
 	}
 	if line != "+PONG\r\n" {
 		return fmt.Errorf("PING answered %q", strings.TrimSpace(line))

@@ -2,6 +2,8 @@ package redisproc_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"net"
 	"os/exec"
 	"testing"
@@ -40,4 +42,21 @@ func freeAddr(t *testing.T) string {
 	require.NoError(t, err)
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TestPassword: a server started with a password refuses clients without
+// it, answers with it, and the password is not on its command line.
+func TestPassword(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	addr, pw := freeAddr(t), "pw-0123456789abcdef"
+	s, err := redisproc.Start(ctx, redisproc.Options{Addr: addr, Dir: t.TempDir(), Password: pw})
+	require.NoError(t, err)
+	defer func() { _ = s.Stop(ctx) }()
+	require.ErrorContains(t, redisproc.Ping(addr), "NOAUTH")
+	require.ErrorContains(t, redisproc.PingAuth(addr, "wrong"), "AUTH answered")
+	require.NoError(t, redisproc.PingAuth(addr, pw))
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID()))
+	require.NoError(t, err)
+	require.NotContains(t, string(cmdline), pw, "the password is in the process list")
 }

@@ -59,3 +59,34 @@ func loadOrCreateKey(dataDir string) (key string, created bool, err error) {
 
 // devKeys returns the BRAID_API_KEYS value for the generated key.
 func devKeys(key string) string { return devKeyName + ":" + key + ":write" }
+
+// RedisPasswordFile is the name, under the data dir, of the file holding
+// the Redis password braid dev generated.
+const RedisPasswordFile = "redis-password"
+
+// loadOrCreateRedisPassword returns the Redis password stored under
+// dataDir, generating and storing one (mode 0600) the first time: the same
+// on every restart, so a client configured from an earlier banner keeps
+// working. A data dir from before passwords gets one on its next start.
+func loadOrCreateRedisPassword(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, RedisPasswordFile)
+	b, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read redis password: %w", err)
+	}
+	buf := make([]byte, keyBytes)
+	if _, err := rand.Read(buf); err != nil {
+		return "", fmt.Errorf("generate redis password: %w", err)
+	}
+	pw := hex.EncodeToString(buf)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", fmt.Errorf("create data dir %s: %w", dataDir, err)
+	}
+	if err := os.WriteFile(path, []byte(pw+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("store redis password: %w", err)
+	}
+	return pw, nil
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os/exec"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -14,12 +15,21 @@ import (
 type infra struct {
 	kafkaAddr string
 	redis     redisBackend
-	broker    *kfake.Cluster
-	logger    *slog.Logger
+	// redisPassword is required of every Redis client (generated once per
+	// data dir, see loadOrCreateRedisPassword).
+	redisPassword string
+	broker        *kfake.Cluster
+	logger        *slog.Logger
 }
 
 // redisURL is the URL services connect to.
-func (i *infra) redisURL() string { return "redis://" + i.redis.Addr() + "/0" }
+func (i *infra) redisURL() string {
+	u := url.URL{Scheme: "redis", Host: i.redis.Addr(), Path: "/0"}
+	if i.redisPassword != "" {
+		u.User = url.UserPassword("", i.redisPassword)
+	}
+	return u.String()
+}
 
 // startInfra checks the ports, then starts the broker and Redis. warn
 // receives the loud warning when Redis falls back to the embedded server.
@@ -34,22 +44,27 @@ func startInfra(ctx context.Context, cfg Config, warn io.Writer) (*infra, error)
 	if err != nil {
 		return nil, err
 	}
-	rb, err := startRedis(ctx, cfg, warn)
+	pw, err := loadOrCreateRedisPassword(cfg.DataDir)
 	if err != nil {
 		broker.Close()
 		return nil, err
 	}
-	i := &infra{kafkaAddr: broker.ListenAddrs()[0], redis: rb, broker: broker, logger: cfg.Logger}
+	rb, err := startRedis(ctx, cfg, pw, warn)
+	if err != nil {
+		broker.Close()
+		return nil, err
+	}
+	i := &infra{kafkaAddr: broker.ListenAddrs()[0], redis: rb, broker: broker, logger: cfg.Logger, redisPassword: pw}
 	i.logger.Info("infrastructure up", "kafka", i.kafkaAddr, "redis", rb.Addr(), "durable_redis", rb.Durable())
 	return i, nil
 }
 
 // startRedis starts redis-server when it is on PATH (and not overridden),
 // else the embedded fallback with a loud warning.
-func startRedis(ctx context.Context, cfg Config, warn io.Writer) (redisBackend, error) {
+func startRedis(ctx context.Context, cfg Config, password string, warn io.Writer) (redisBackend, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err == nil && !cfg.EmbeddedRedis {
-		return startRedisServer(ctx, bin, cfg.DataDir, cfg.RedisAddr)
+		return startRedisServer(ctx, bin, cfg.DataDir, cfg.RedisAddr, password)
 	}
 	reason := "redis-server is not on PATH (install it: apt-get install redis-server / brew install redis)"
 	if cfg.EmbeddedRedis {
@@ -61,7 +76,7 @@ func startRedis(ctx context.Context, cfg Config, warn io.Writer) (redisBackend, 
 		"!! Using an embedded in-memory Redis instead: runs, workflows and outputs\n"+
 		"!! WILL NOT SURVIVE A RESTART of braid dev.\n"+
 		"!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\n", reason)
-	return startEmbeddedRedis(cfg.RedisAddr)
+	return startEmbeddedRedis(cfg.RedisAddr, password)
 }
 
 // stop stops Redis (SIGTERM by PID, bounded by ctx), then closes the broker,

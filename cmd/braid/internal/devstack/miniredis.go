@@ -23,8 +23,9 @@ type embeddedRedis struct {
 
 // startEmbeddedRedis starts miniredis on addr with a ticker that advances
 // its TTL clock in real time.
-func startEmbeddedRedis(addr string) (*embeddedRedis, error) {
+func startEmbeddedRedis(addr, password string) (*embeddedRedis, error) {
 	m := miniredis.NewMiniRedis()
+	m.RequireAuth(password)
 	if err := m.StartAddr(addr); err != nil {
 		return nil, listenError("--redis-addr", addr, err)
 	}

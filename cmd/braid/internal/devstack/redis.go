@@ -25,9 +25,9 @@ type redisServer struct{ *redisproc.Server }
 
 // startRedisServer spawns bin listening on addr with its data under
 // dataDir/redis, and waits until it answers PING.
-func startRedisServer(ctx context.Context, bin, dataDir, addr string) (*redisServer, error) {
+func startRedisServer(ctx context.Context, bin, dataDir, addr, password string) (*redisServer, error) {
 	s, err := redisproc.Start(ctx, redisproc.Options{
-		Bin: bin, Addr: addr, Dir: filepath.Join(dataDir, "redis"), SysProcAttr: childAttrs(),
+		Bin: bin, Addr: addr, Dir: filepath.Join(dataDir, "redis"), SysProcAttr: childAttrs(), Password: password,
 	})
 	if err != nil {
 		return nil, err
