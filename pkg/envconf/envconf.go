@@ -6,6 +6,7 @@ package envconf
 
 import (
 	"cmp"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -182,6 +183,9 @@ type Common struct {
 	LogLevel       slog.Level    // BRAID_LOG_LEVEL debug|info|warn|error; default info
 	PprofAddr      string        // BRAID_PPROF_ADDR, host:port serving net/http/pprof; default "" (off)
 	Kafka          KafkaSecurity // BRAID_KAFKA_TLS*, BRAID_KAFKA_SASL_*; default plaintext, no SASL
+	// RedisCAs are the CAs of BRAID_REDIS_TLS_CA_FILE that a rediss://
+	// server's certificate is verified against; nil: the system's.
+	RedisCAs *x509.CertPool
 }
 
 // Common reads the shared settings.
@@ -196,6 +200,7 @@ func (r *Reader) Common() Common {
 		LogLevel:       r.LogLevel("BRAID_LOG_LEVEL"),
 		PprofAddr:      r.String("BRAID_PPROF_ADDR", ""),
 		Kafka:          r.kafkaSecurity(),
+		RedisCAs:       r.caFile("BRAID_REDIS_TLS_CA_FILE"),
 	}
 }
 

@@ -81,6 +81,19 @@ func (r *Reader) kafkaSecurity() KafkaSecurity {
 	return k
 }
 
+// caFile reads the PEM bundle variable name points at; nil when unset.
+func (r *Reader) caFile(name string) *x509.CertPool {
+	path := r.String(name, "")
+	if path == "" {
+		return nil
+	}
+	pool, err := loadCA(path)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return pool
+}
+
 // loadCA reads a PEM bundle of CA certificates.
 func loadCA(path string) (*x509.CertPool, error) {
 	b, err := os.ReadFile(path)

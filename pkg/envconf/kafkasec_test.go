@@ -1,37 +1,15 @@
 package envconf
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/braidhq/braid/pkg/testinfra"
 	"github.com/stretchr/testify/require"
 )
 
-func writeCA(t *testing.T) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, IsCA: true,
-		BasicConstraintsValid: true, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
-	return path
-}
-
 func TestKafkaSecurity(t *testing.T) {
 	t.Parallel()
-	ca := writeCA(t)
+	ca := testinfra.NewCA(t).CAFile
 	r := FromMap(map[string]string{"BRAID_KAFKA_TLS_CA_FILE": ca, "BRAID_KAFKA_SASL_MECHANISM": "SCRAM-SHA-512",
 		"BRAID_KAFKA_SASL_USERNAME": "braid", "BRAID_KAFKA_SASL_PASSWORD": " pass word "})
 	c := r.Common()
@@ -44,7 +22,11 @@ func TestKafkaSecurity(t *testing.T) {
 	require.Same(t, c.Kafka.TLS, bus.TLS)
 	require.NotNil(t, bus.SASL)
 
+	redisCA := FromMap(map[string]string{"BRAID_REDIS_TLS_CA_FILE": ca}).Common()
+	require.NotNil(t, redisCA.RedisCAs)
+
 	plain := FromMap(map[string]string{}).Common()
+	require.Nil(t, plain.RedisCAs)
 	require.Nil(t, plain.Kafka.TLS)
 	require.Nil(t, plain.Kafka.SASL)
 
@@ -58,6 +40,7 @@ func TestKafkaSecurity(t *testing.T) {
 		"plain in clear":    {"BRAID_KAFKA_SASL_MECHANISM": "plain", "BRAID_KAFKA_SASL_USERNAME": "u", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw"},
 		"missing CA":        {"BRAID_KAFKA_TLS_CA_FILE": "/nonexistent/ca.pem"},
 		"not a CA":          {"BRAID_KAFKA_TLS_CA_FILE": "/etc/hostname"},
+		"missing Redis CA":  {"BRAID_REDIS_TLS_CA_FILE": "/nonexistent/redis-ca.pem"},
 	} {
 		r := FromMap(env)
 		r.Common()

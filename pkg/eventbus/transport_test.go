@@ -2,14 +2,7 @@ package eventbus_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
-	"net"
 	"testing"
 	"time"
 
@@ -21,37 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
-
-// testCA is a certificate authority made for one test, and a server
-// certificate it signed for 127.0.0.1 and localhost.
-type testCA struct {
-	pool   *x509.CertPool
-	server tls.Certificate
-}
-
-func newTestCA(t *testing.T) testCA {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "braid test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	caCert, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "broker"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
-	return testCA{pool: pool, server: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}}
-}
 
 // roundTrip creates a topic, publishes one record and reads it back in a
 // consumer group: every kind of connection the bus makes (admin, producer,
@@ -92,12 +54,12 @@ func roundTrip(t *testing.T, cfg eventbus.Config) error {
 // untrusted CA or plaintext fails.
 func TestTLSAndSASL(t *testing.T) {
 	t.Parallel()
-	ca := newTestCA(t)
-	k := testinfra.StartKafka(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{ca.server}, MinVersion: tls.VersionTLS12}),
+	ca := testinfra.NewCA(t)
+	k := testinfra.StartKafka(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{ca.Server}, MinVersion: tls.VersionTLS12}),
 		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "braid256", "pw-256"),
 		kfake.Superuser("SCRAM-SHA-512", "braid512", "pw-512"), kfake.Superuser("PLAIN", "plainuser", "pw-plain"))
 	base := eventbus.Config{Brokers: []string{k.Addr}, AdminTimeout: 5 * time.Second}
-	trusted := &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}
+	trusted := &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12}
 	mech := func(kind, user, pass string) sasl.Mechanism {
 		t.Helper()
 		if kind == "PLAIN" {

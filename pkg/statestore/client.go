@@ -2,7 +2,10 @@ package statestore
 
 import (
 	"context"
+	"crypto/x509"
+	"errors"
 	"fmt"
+	neturl "net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,12 +14,22 @@ import (
 // NewClient connects to the Redis at url (redis://[user:pass@]host:port/db or
 // rediss:// for TLS) with ContextTimeoutEnabled so that context deadlines
 // bound every command, and checks it answers PING within timeout.
-func NewClient(ctx context.Context, url string, timeout time.Duration) (*redis.Client, error) {
+//
+// roots, when not nil, are the CAs a rediss:// server's certificate is
+// verified against instead of the system's (BRAID_REDIS_TLS_CA_FILE); with
+// a redis:// URL they are an error, not silently unused.
+func NewClient(ctx context.Context, url string, timeout time.Duration, roots ...*x509.CertPool) (*redis.Client, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("parse redis url: %w", err)
+		return nil, fmt.Errorf("parse redis url: %w", withoutURL(err))
 	}
 	opt.ContextTimeoutEnabled = true
+	if len(roots) > 0 && roots[0] != nil {
+		if opt.TLSConfig == nil {
+			return nil, fmt.Errorf("a Redis CA is configured but the URL is not rediss:// (TLS)")
+		}
+		opt.TLSConfig.RootCAs = roots[0]
+	}
 	rdb := redis.NewClient(opt)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -25,4 +38,14 @@ func NewClient(ctx context.Context, url string, timeout time.Duration) (*redis.C
 		return nil, fmt.Errorf("ping redis %s: %w", opt.Addr, err)
 	}
 	return rdb, nil
+}
+
+// withoutURL drops the URL that url.Parse puts in its errors: it may hold
+// the Redis password.
+func withoutURL(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

@@ -43,7 +43,7 @@ func main() {
 }
 
 func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
-	rdb, err := statestore.NewClient(ctx, env.RedisURL, 10*time.Second)
+	rdb, err := statestore.NewClient(ctx, env.RedisURL, 10*time.Second, env.RedisCAs)
 	if err != nil {
 		return err
 	}

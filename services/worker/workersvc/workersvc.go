@@ -6,6 +6,7 @@ package workersvc
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -39,6 +40,8 @@ type Config struct {
 	Redis redis.UniversalClient
 	// RedisURL is redis://[user:pass@]host:port/db (rediss:// for TLS); used when Redis is nil.
 	RedisURL string
+	// RedisCAs verify a rediss:// server instead of the system roots (nil).
+	RedisCAs *x509.CertPool
 	// Keys builds Redis keys (its Namespace isolates tests and tenants).
 	Keys statestore.Keys
 	// Concurrency is the most tasks run at once (BRAID_WORKER_CONCURRENCY); default 4.
@@ -77,7 +80,7 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	rdb := cfg.Redis
 	if rdb == nil {
-		c, err := statestore.NewClient(ctx, cfg.RedisURL, redisDialTimeout)
+		c, err := statestore.NewClient(ctx, cfg.RedisURL, redisDialTimeout, cfg.RedisCAs)
 		if err != nil {
 			return fmt.Errorf("worker: %w", err)
 		}

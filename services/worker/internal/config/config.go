@@ -76,6 +76,7 @@ func (c Config) Service() workersvc.Config {
 		ID:                c.WorkerID,
 		Bus:               bus,
 		RedisURL:          c.RedisURL,
+		RedisCAs:          c.RedisCAs,
 		Keys:              statestore.Keys{Namespace: c.RedisNamespace},
 		Concurrency:       c.Concurrency,
 		DrainTimeout:      c.DrainTimeout,
