@@ -3,8 +3,8 @@ package redisproc_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"net"
+	"os"
 	"os/exec"
 	"testing"
 
