@@ -71,7 +71,10 @@ func (r *Reader) kafkaSecurity() KafkaSecurity {
 		if mech == "scram-sha-512" {
 			algo = scram.SHA512
 		}
-		k.SASL, err = scram.Mechanism(algo, user, pass)
+		if k.SASL, err = scram.Mechanism(algo, user, pass); err != nil {
+			// The library quotes the rejected password in its error.
+			err = errors.New("BRAID_KAFKA_SASL_PASSWORD or _USERNAME holds characters SCRAM does not allow (SASLprep)")
+		}
 	default:
 		err = fmt.Errorf("BRAID_KAFKA_SASL_MECHANISM=%q: want plain, scram-sha-256 or scram-sha-512", mech)
 	}

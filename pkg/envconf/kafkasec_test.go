@@ -35,12 +35,13 @@ func TestKafkaSecurity(t *testing.T) {
 	require.Nil(t, on.Kafka.TLS.RootCAs, "system roots")
 
 	for name, env := range map[string]map[string]string{
-		"unknown mechanism": {"BRAID_KAFKA_SASL_MECHANISM": "gssapi", "BRAID_KAFKA_SASL_USERNAME": "u", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw"},
-		"no user":           {"BRAID_KAFKA_SASL_MECHANISM": "scram-sha-256", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw"},
-		"plain in clear":    {"BRAID_KAFKA_SASL_MECHANISM": "plain", "BRAID_KAFKA_SASL_USERNAME": "u", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw"},
-		"missing CA":        {"BRAID_KAFKA_TLS_CA_FILE": "/nonexistent/ca.pem"},
-		"not a CA":          {"BRAID_KAFKA_TLS_CA_FILE": "/etc/hostname"},
-		"missing Redis CA":  {"BRAID_REDIS_TLS_CA_FILE": "/nonexistent/redis-ca.pem"},
+		"unknown mechanism":      {"BRAID_KAFKA_SASL_MECHANISM": "gssapi", "BRAID_KAFKA_SASL_USERNAME": "u", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw"},
+		"no user":                {"BRAID_KAFKA_SASL_MECHANISM": "scram-sha-256", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw"},
+		"plain in clear":         {"BRAID_KAFKA_SASL_MECHANISM": "plain", "BRAID_KAFKA_SASL_USERNAME": "u", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw"},
+		"missing CA":             {"BRAID_KAFKA_TLS_CA_FILE": "/nonexistent/ca.pem"},
+		"not a CA":               {"BRAID_KAFKA_TLS_CA_FILE": "/etc/hostname"},
+		"SCRAM-invalid password": {"BRAID_KAFKA_SASL_MECHANISM": "scram-sha-256", "BRAID_KAFKA_SASL_USERNAME": "u", "BRAID_KAFKA_SASL_PASSWORD": "s3cret-pw\u0007"},
+		"missing Redis CA":       {"BRAID_REDIS_TLS_CA_FILE": "/nonexistent/redis-ca.pem"},
 	} {
 		r := FromMap(env)
 		r.Common()

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -86,7 +87,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	var args []string
 	if o.Password != "" {
 		conf := filepath.Join(dir, "redis.conf")
-		if err := os.WriteFile(conf, []byte("requirepass "+o.Password+"\n"), 0o600); err != nil {
+		if err := writeConf(conf, "requirepass "+strconv.Quote(o.Password)+"\n"); err != nil {
 			return nil, fmt.Errorf("redis config file: %w", err)
 		}
 		args = append(args, conf) // the config file must come first
@@ -95,7 +96,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	s.cmd = exec.Command(bin, append(args,
 		"--bind", host, "--port", port, "--dir", dir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
-		"--logfile", s.log, "--daemonize", "no", "--protected-mode", "no")...)
+		"--logfile", s.log, "--daemonize", "no", "--protected-mode", "no",
+		// Keep argv as given: a rewritten process title would hide what is
+		// on the command line from the test that checks no password is.
+		"--set-proc-title", "no")...)
 	s.cmd.Stdout, s.cmd.Stderr = out, out
 	s.cmd.SysProcAttr = o.SysProcAttr
 	if err := s.cmd.Start(); err != nil {
@@ -218,4 +222,13 @@ func tail(path string) string {
 		return s
 	}
 	return "(empty)"
+}
+
+// writeConf writes a config file readable by its owner only, also when an
+// earlier one exists with a wider mode.
+func writeConf(path, content string) error {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o600)
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/braidhq/braid/pkg/redisproc"
@@ -49,8 +50,8 @@ func freeAddr(t *testing.T) string {
 func TestPassword(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	addr, pw := freeAddr(t), "pw-0123456789abcdef"
-	s, err := redisproc.Start(ctx, redisproc.Options{Addr: addr, Dir: t.TempDir(), Password: pw})
+	addr, pw, dir := freeAddr(t), `pw 0123 "quoted" \ end`, t.TempDir()
+	s, err := redisproc.Start(ctx, redisproc.Options{Addr: addr, Dir: dir, Password: pw})
 	require.NoError(t, err)
 	defer func() { _ = s.Stop(ctx) }()
 	require.ErrorContains(t, redisproc.Ping(addr), "NOAUTH")
@@ -58,5 +59,9 @@ func TestPassword(t *testing.T) {
 	require.NoError(t, redisproc.PingAuth(addr, pw))
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID()))
 	require.NoError(t, err)
-	require.NotContains(t, string(cmdline), pw, "the password is in the process list")
+	require.Contains(t, string(cmdline), "redis.conf", "argv is as given (no rewritten process title)")
+	require.NotContains(t, string(cmdline), "0123", "the password is in the process list")
+	st, err := os.Stat(filepath.Join(dir, "redis.conf"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	neturl "net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,7 +20,7 @@ import (
 func NewClient(ctx context.Context, url string, timeout time.Duration, roots ...*x509.CertPool) (*redis.Client, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("parse redis url: %w", withoutURL(err))
+		return nil, errors.New("BRAID_REDIS_URL is not a valid redis:// or rediss:// URL (the details are not shown: they could hold the password)")
 	}
 	opt.ContextTimeoutEnabled = true
 	if len(roots) > 0 && roots[0] != nil {
@@ -38,14 +37,4 @@ func NewClient(ctx context.Context, url string, timeout time.Duration, roots ...
 		return nil, fmt.Errorf("ping redis %s: %w", opt.Addr, err)
 	}
 	return rdb, nil
-}
-
-// withoutURL drops the URL that url.Parse puts in its errors: it may hold
-// the Redis password.
-func withoutURL(err error) error {
-	var ue *neturl.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
