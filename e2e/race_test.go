@@ -27,11 +27,11 @@ func TestRaceBuiltStackUnderFaults(t *testing.T) {
 	c := f.client(t)
 	wf := f.register(c, "race", layered(20, 5, 20*time.Millisecond))
 	runs := startRuns(c, wf, 8)
-	time.Sleep(300 * time.Millisecond)
+	f.waitExecutions(20) // the kills land on runs in flight
 	f.kill(f.orchs[0])
 	f.restart(f.orchs[0])
 	runs = append(runs, startRuns(c, wf, 8)...)
-	time.Sleep(300 * time.Millisecond)
+	f.waitExecutions(f.executions() + 20)
 	f.kill(f.workerProcs[0])
 	f.restart(f.workerProcs[0])
 	runs = append(runs, startRuns(c, wf, 8)...)

@@ -108,6 +108,20 @@ func TestScaleWorkers1To4To2(t *testing.T) {
 // workers until each has started a task.
 const scaleJoinBound = 30 * time.Second
 
+// executions counts the executions started in the ledger so far.
+func (f *faultStack) executions() int {
+	b, _ := os.ReadFile(f.ledger) // not written yet: none
+	return strings.Count(string(b), "\t"+handler.LedgerStart+"\t")
+}
+
+// waitExecutions waits until the ledger holds at least n started
+// executions.
+func (f *faultStack) waitExecutions(n int) {
+	f.t.Helper()
+	require.NoError(f.t, poll(30*time.Second, func() (bool, error) { return f.executions() >= n, nil }),
+		"fewer than %d executions started", n)
+}
+
 // ledgerHasAll reports whether every worker in workers has started at
 // least one execution in the ledger.
 func (f *faultStack) ledgerHasAll(workers []string) bool {
