@@ -56,6 +56,22 @@ func (k Keys) Admit(ctx context.Context, rdb redis.Scripter, workflow, run strin
 	return n == 1, nil
 }
 
+// QueueAdmit queues Admit on pipe (EVALSHA: LoadScripts first); read the
+// outcome with Admitted after the pipeline ran.
+func (k Keys) QueueAdmit(ctx context.Context, pipe redis.Pipeliner, workflow, run string, cap int, score int64) *redis.Cmd {
+	return admitSlotScript.EvalSha(ctx, pipe, []string{k.AdmitQueue(workflow), k.AdmitActive(workflow)},
+		run, strconv.Itoa(cap), strconv.FormatInt(score, 10))
+}
+
+// AdmitOutcome reads a QueueAdmit command: whether the run may start.
+func AdmitOutcome(c *redis.Cmd) (bool, error) {
+	n, err := c.Int()
+	if err != nil {
+		return false, fmt.Errorf("admit: %w", err)
+	}
+	return n == 1, nil
+}
+
 // headsScript returns the queued runs the free slots admit now.
 //
 //	KEYS[1] AdmitQueue  KEYS[2] AdmitActive  ARGV[1] cap

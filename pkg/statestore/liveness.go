@@ -37,36 +37,68 @@ type ClaimFact struct {
 // the distinct workers holding them. The i-th fact is atts[i]'s. A claim
 // whose value names no incarnation is taken as live while it exists.
 func (k Keys) ClaimFacts(ctx context.Context, rdb redis.Cmdable, atts []Attempt) ([]ClaimFact, error) {
-	out := make([]ClaimFact, len(atts))
 	if len(atts) == 0 {
-		return out, nil
+		return nil, nil
 	}
 	pipe := rdb.Pipeline()
-	cmds := make([]*redis.StringCmd, len(atts))
-	for i, a := range atts {
-		cmds[i] = pipe.Get(ctx, k.Claim(a.Run, a.Node, a.Instance, a.Attempt))
-	}
+	reads := k.QueueClaimReads(ctx, pipe, atts)
 	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
 		return nil, fmt.Errorf("read %d claims (first %s): %w", len(atts), atts[0], err)
 	}
+	if err := k.ResolveClaims(ctx, rdb, reads); err != nil {
+		return nil, err
+	}
+	return reads.Facts, nil
+}
+
+// ClaimReads are claim reads queued on a pipeline (QueueClaimReads); once
+// it ran, ResolveClaims fills Facts, the i-th fact being Attempts[i]'s.
+type ClaimReads struct {
+	Attempts []Attempt
+	Facts    []ClaimFact
+	cmds     []*redis.StringCmd
+}
+
+// QueueClaimReads queues on pipe the reads of atts' claims, so that a
+// caller gathering other facts reads them in the same round trip.
+func (k Keys) QueueClaimReads(ctx context.Context, pipe redis.Pipeliner, atts []Attempt) *ClaimReads {
+	r := &ClaimReads{Attempts: atts, cmds: make([]*redis.StringCmd, len(atts))}
+	for i, a := range atts {
+		r.cmds[i] = pipe.Get(ctx, k.Claim(a.Run, a.Node, a.Instance, a.Attempt))
+	}
+	return r
+}
+
+// ResolveClaims turns the claim reads of one executed pipeline into facts:
+// one more round trip reads the liveness of every distinct holder of them
+// all. A read that failed other than by the claim's absence is an error.
+func (k Keys) ResolveClaims(ctx context.Context, rdb redis.Cmdable, reads ...*ClaimReads) error {
 	var workers []string
-	for i, c := range cmds {
-		if c.Err() == nil {
-			out[i] = ClaimFact{State: ClaimLive, Raw: c.Val(), Holder: runstate.ParseHolder(c.Val())}
-			workers = append(workers, out[i].Holder.Worker)
+	for _, r := range reads {
+		r.Facts = make([]ClaimFact, len(r.cmds))
+		for i, c := range r.cmds {
+			switch err := c.Err(); {
+			case err == nil:
+				r.Facts[i] = ClaimFact{State: ClaimLive, Raw: c.Val(), Holder: runstate.ParseHolder(c.Val())}
+				workers = append(workers, r.Facts[i].Holder.Worker)
+			case err != redis.Nil:
+				return fmt.Errorf("read claim %s: %w", r.Attempts[i], err)
+			}
 		}
 	}
 	live, err := k.LiveIncarnations(ctx, rdb, workers)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for i := range out {
-		h := out[i].Holder
-		if out[i].State == ClaimLive && h.Incarnation != "" && live[h.Worker] != h.Incarnation {
-			out[i].State = ClaimOrphaned
+	for _, r := range reads {
+		for i := range r.Facts {
+			h := r.Facts[i].Holder
+			if r.Facts[i].State == ClaimLive && h.Incarnation != "" && live[h.Worker] != h.Incarnation {
+				r.Facts[i].State = ClaimOrphaned
+			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // LiveIncarnations returns, for each distinct id of ids, the incarnation

@@ -63,3 +63,43 @@ func TestHeldRunCanBeCancelled(t *testing.T) {
 	r.Apply(Admit{Now: 2000}, eff)
 	require.Empty(t, eff.Dispatches)
 }
+
+// The core, not the shell, decides a new run's first step from the facts
+// the shell gathered: rejected, held or started.
+func TestBeginDecidesRejectHoldOrStart(t *testing.T) {
+	t.Parallel()
+	g, err := dag.Compile(&dag.Definition{Name: "capped", Concurrency: 1,
+		Inputs: map[string]dag.InputSpec{"n": {Type: "integer", Required: true}}, Nodes: []dag.Node{node("A")}})
+	require.NoError(t, err)
+	p, err := NewPlan(g)
+	require.NoError(t, err)
+
+	eff := &Effects{}
+	r, err := Begin("bad", 1, p, json.RawMessage(`{}`), 900, Start{Now: 1000}, eff)
+	require.Error(t, err, "the input misses a required field")
+	require.Equal(t, runstate.RunFailed, r.Status)
+	require.True(t, eff.Created)
+	require.Empty(t, eff.Dispatches)
+
+	eff = &Effects{}
+	r, err = Begin("held", 1, p, json.RawMessage(`{"n":1}`), 900, Start{Now: 1000, NoSlot: true}, eff)
+	require.NoError(t, err)
+	require.True(t, r.Held, "no slot: recorded held")
+	require.Equal(t, runstate.RunPending, r.Status)
+	require.True(t, eff.Created)
+	require.Empty(t, eff.Dispatches)
+
+	eff = &Effects{}
+	r.Apply(Reconcile{Now: 5000}, eff)
+	require.True(t, r.Held, "a reconcile without a slot leaves it held")
+	r.Apply(Reconcile{Now: 6000, Slot: true}, eff)
+	require.False(t, r.Held, "a reconcile that brings a slot starts it")
+	require.Equal(t, []string{"A"}, dispatched(r, eff))
+
+	eff = &Effects{}
+	r, err = Begin("ok", 1, p, json.RawMessage(`{"n":1}`), 900, Start{Now: 1000}, eff)
+	require.NoError(t, err)
+	require.Equal(t, runstate.RunRunning, r.Status)
+	require.Equal(t, int64(900), r.CreatedAt, "created is the request's time")
+	require.Equal(t, []string{"A"}, dispatched(r, eff))
+}

@@ -32,6 +32,10 @@ func (r *Run) start(e Start, eff *Effects) {
 		eff.History = append(eff.History, "duplicate start ignored")
 		return
 	}
+	if e.NoSlot && r.Plan.Graph.Def.Concurrency > 0 {
+		r.Hold(e.Now, eff)
+		return
+	}
 	eff.Created = true
 	for i := range r.Nodes {
 		r.touch(i, eff) // every record is new

@@ -7,7 +7,12 @@ import "encoding/json"
 type Event interface{ at() int64 }
 
 // Start begins a run created by NewRun.
-type Start struct{ Now int64 }
+type Start struct {
+	Now int64
+	// NoSlot says the run's workflow has a concurrency cap and the shell
+	// got no slot for it: the run is recorded held (pending) until Admit.
+	NoSlot bool
+}
 
 // ResultStatus is what a worker reports about an attempt.
 type ResultStatus int

@@ -43,6 +43,9 @@ type Reconcile struct {
 	// after RedispatchAfter. A dispatch that was not lost reaches a worker
 	// twice, and the claim drops the second.
 	Takeover bool
+	// Slot says a held run was granted its workflow concurrency slot: it
+	// starts (as on Admit) before anything else is examined.
+	Slot bool
 }
 
 // redispatchDue reports whether a queued attempt queued at queuedAt and
@@ -64,6 +67,9 @@ func (e Reconcile) at() int64 { return e.Now }
 // reconcile repairs what lost messages, lost timers or dead workers left
 // behind. Every repair is recorded in the run's history.
 func (r *Run) reconcile(e Reconcile, eff *Effects) {
+	if r.Held && e.Slot {
+		r.admit(Admit{Now: e.Now}, eff)
+	}
 	if r.Status.Terminal() || r.Held {
 		return // a held run has not started: no deadline runs, nothing to repair
 	}

@@ -63,6 +63,20 @@ func NewRun(id string, version int, plan *Plan, input json.RawMessage, now int64
 	return r, nil
 }
 
+// Begin creates a run from its start request and takes its first step:
+// rejected (failed, every node cancelled) when input does not fit the
+// workflow's inputs, held when start.NoSlot (see Start), started otherwise.
+// A rejected run is returned with the reason as the error.
+func Begin(id string, version int, plan *Plan, input json.RawMessage, created int64, start Start, eff *Effects) (*Run, error) {
+	r, err := NewRun(id, version, plan, input, created)
+	if err != nil {
+		r.Reject(err.Error(), start.Now, eff)
+		return r, err
+	}
+	r.Apply(start, eff)
+	return r, nil
+}
+
 // Restore rebuilds a Run from stored parts (the shell's load path).
 func Restore(id string, version int, plan *Plan, nodes []runstate.NodeRecord, outputs []json.RawMessage) *Run {
 	r := &Run{ID: id, Workflow: plan.Graph.Def.Name, Version: version, Plan: plan, Nodes: nodes, Outputs: outputs}

@@ -13,30 +13,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Workflow concurrency (`concurrency` at the top of a definition): a new run
-// of a capped workflow starts only when statestore.Admit grants it a slot;
-// otherwise the core records it held (pending). A finished run releases its
-// slot and nudges the runs the freed slots admit with a RECONCILE control on
-// their own partitions; their owners then admit and start them. A lost nudge
-// costs one reconcile interval: every held run is in the active index, so
-// the reconciler retries its admission.
+// Workflow concurrency (`concurrency` at the top of a definition): a run
+// of a capped workflow starts only when statestore.Admit grants it a slot.
+// gather asks for the slot (slotRequest), the core decides from the answer
+// whether the run starts or waits held (core.Start.NoSlot,
+// core.Control.NoSlot, core.Reconcile.Slot), and settle frees the slot of a
+// run that ended and nudges the runs the freed slots admit with a
+// RECONCILE control on their own partitions; their owners then admit and
+// start them. A lost nudge costs one reconcile interval: every held run is
+// in the active index, so the reconciler retries its admission.
 
 // workflowCap is r's workflow concurrency cap (0 = none).
 func workflowCap(r *core.Run) int { return r.Plan.Graph.Def.Concurrency }
-
-// admitted reports whether run r may start now. A Redis error counts as
-// "not yet": the run is held and the reconciler asks again.
-func (s *Service) admitted(ctx context.Context, r *core.Run) bool {
-	limit := workflowCap(r)
-	if limit <= 0 {
-		return true
-	}
-	ok, err := s.keys.Admit(ctx, s.rdb, r.Workflow, r.ID, limit, r.CreatedAt)
-	if err != nil {
-		s.log.Warn("workflow concurrency admission failed; the run waits", "run_id", r.ID, "workflow", r.Workflow, "err", err)
-	}
-	return ok
-}
 
 // reopens reports whether c is a retry or rerun of r, a finished run of a
 // workflow with a concurrency cap: it must then take a slot like a new run.
@@ -45,33 +33,43 @@ func reopens(c core.Control, r *core.Run) bool {
 		r != nil && r.Status.Terminal() && workflowCap(r) > 0
 }
 
-// admitReopen asks a slot for the run c reopens, queued by the time of the
-// request (c.Now), and returns c, marked NoSlot when none is free: the run
-// then waits held until the reconciler readmits it. A slot taken by a
-// control that reopens nothing is given back by release.
-func (s *Service) admitReopen(ctx context.Context, g *runBatch, c core.Control) core.Control {
+// slotRequest says whether g's events need a slot of its workflow, and
+// where the run queues for it: a new run by its request time, a reopened
+// one by the time of the retry or rerun, a held one by its creation. The
+// run's state is the one before the batch: a run that ends and is
+// reopened in the same batch asked for nothing, and waits held until the
+// reconciler readmits it.
+func slotRequest(g *runBatch, reconciles bool) (workflow string, limit int, score int64, ok bool) {
 	r := g.o.run
-	ok, err := s.keys.Admit(ctx, s.rdb, r.Workflow, r.ID, workflowCap(r), c.Now)
-	if err != nil {
-		s.log.Warn("workflow concurrency admission failed; the reopened run waits", "run_id", r.ID, "workflow", r.Workflow, "err", err)
+	if r == nil {
+		for _, in := range g.events {
+			if in.start != nil && in.plan.Graph.Def.Concurrency > 0 {
+				return in.plan.Graph.Def.Name, in.plan.Graph.Def.Concurrency, createdAt(in), true
+			}
+		}
+		return "", 0, 0, false
 	}
-	if !ok {
-		c.NoSlot = true
-		return c
+	if workflowCap(r) <= 0 {
+		return "", 0, 0, false
 	}
-	g.admitted, g.reopened = true, true
-	return c
+	if r.Held && reconciles {
+		return r.Workflow, workflowCap(r), r.CreatedAt, true
+	}
+	for _, in := range g.events {
+		if c, isControl := in.ev.(core.Control); isControl && reopens(c, r) {
+			return r.Workflow, workflowCap(r), c.Now, true
+		}
+	}
+	return "", 0, 0, false
 }
 
-// readmit is the reconciler's admission retry for a held run. Before asking
-// again it releases places held by runs that ended or vanished without
-// releasing them (an orchestrator that died between storing a run's end and
-// releasing; an api that recorded a run and then could not request it), so
-// a stale entry can neither keep a slot nor block the head of the queue.
-func (s *Service) readmit(ctx context.Context, r *core.Run) bool {
-	if s.admitted(ctx, r) {
-		return true
-	}
+// repairAdmission is the reconciler's admission retry for a held run that
+// was refused a slot. Before asking again it releases places held by runs
+// that ended or vanished without releasing them (an orchestrator that died
+// between storing a run's end and releasing; an api that recorded a run
+// and then could not request it), so a stale entry can neither keep a slot
+// nor block the head of the queue. Redis trouble counts as "not yet".
+func (s *Service) repairAdmission(ctx context.Context, r *core.Run) bool {
 	ids, err := s.keys.Admitted(ctx, s.rdb, r.Workflow)
 	if err != nil {
 		return false
@@ -97,16 +95,26 @@ func (s *Service) readmit(ctx context.Context, r *core.Run) bool {
 			freed = freed || err == nil
 		}
 	}
-	return freed && s.admitted(ctx, r)
+	if !freed {
+		return false
+	}
+	ok, err := s.keys.Admit(ctx, s.rdb, r.Workflow, r.ID, workflowCap(r), r.CreatedAt)
+	if err != nil {
+		s.log.Warn("workflow concurrency admission failed; the run waits", "run_id", r.ID, "workflow", r.Workflow, "err", err)
+	}
+	return ok
 }
 
-// release frees the slots of the runs in groups that ended in this batch,
-// and nudges the queued runs that free slots admit now — after an end, and
-// after an admission (a run held only because its start overtook an earlier
-// request's start must not wait for the reconciler once that one started).
-func (s *Service) release(ctx context.Context, groups []*runBatch) {
+// settle frees the slots of the capped runs that ended in this batch (or
+// took a slot to reopen and stayed finished), and returns the nudges for
+// the queued runs that free slots admit now — after an end, and after an
+// admission (a run held only because its start overtook an earlier
+// request's start must not wait for the reconciler once that one
+// started). Runs of uncapped workflows cost nothing here. Redis trouble
+// is logged: the reconciler readmits the waiting runs.
+func (s *Service) settle(ctx context.Context, applied []*runBatch) []eventbus.Message {
 	var nudge []string
-	for _, g := range groups {
+	for _, g := range applied {
 		r := g.o.run
 		if r == nil || workflowCap(r) <= 0 {
 			continue
@@ -133,9 +141,5 @@ func (s *Service) release(ctx context.Context, groups []*runBatch) {
 			msgs = append(msgs, m)
 		}
 	}
-	if len(msgs) > 0 {
-		// A nudge lost at shutdown only delays the waiting runs until the
-		// reconciler readmits them; it does not hold the batch back.
-		_ = s.publish(ctx, msgs)
-	}
+	return msgs
 }

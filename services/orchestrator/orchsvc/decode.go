@@ -1,10 +1,12 @@
 package orchsvc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
 )
@@ -14,6 +16,7 @@ import (
 type inbound struct {
 	run   string
 	start *eventsv1.RunStartRequested
+	plan  *core.Plan // a start's compiled workflow version
 	ev    core.Event
 	// ref names a Redis key holding a large output to load before applying.
 	ref string
@@ -25,6 +28,47 @@ type inbound struct {
 }
 
 var errInvalid = errors.New("invalid message")
+
+// errUnknownRun is the dead-letter reason of events for runs never started.
+var errUnknownRun = errors.New("event for a run that was never started (unknown run id, or its start is still on its way)")
+
+// decodeBatch decodes msgs into per-run groups in arrival order. Poison
+// messages (undecodable, or a start of a workflow version that does not
+// exist or no longer compiles) become dead letters, published with the
+// batch's other messages.
+func (s *Service) decodeBatch(ctx context.Context, msgs []eventbus.Message, now int64) ([]*runBatch, []eventbus.Message, error) {
+	byRun := map[string]*runBatch{}
+	var order []*runBatch
+	var dead []eventbus.Message
+	for _, m := range msgs {
+		in, err := decode(m, now)
+		if err == nil && in.start != nil {
+			in.plan, err = s.plans.get(ctx, in.start.Workflow, int(in.start.Version))
+			if err != nil && !errors.Is(err, statestore.ErrNotFound) && !errors.Is(err, errBadDefinition) {
+				return nil, nil, err // Redis trouble: retry the batch later
+			}
+		}
+		if err != nil {
+			dead = append(dead, s.deadLetter(m, err))
+			continue
+		}
+		g := byRun[in.run]
+		if g == nil {
+			g = &runBatch{run: in.run}
+			byRun[in.run] = g
+			order = append(order, g)
+		}
+		in.msg = m
+		g.events = append(g.events, in)
+	}
+	return order, dead, nil
+}
+
+// deadLetter is m's dead letter, logged.
+func (s *Service) deadLetter(m eventbus.Message, reason error) eventbus.Message {
+	s.log.Warn("dead-lettering message", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "err", reason)
+	return eventbus.DeadLetterMessage(m, reason.Error())
+}
 
 // decode turns a message into an inbound event; an error means poison.
 func decode(m eventsv1Message, now int64) (inbound, error) {

@@ -2,14 +2,10 @@ package orchsvc
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/template"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/redis/go-redis/v9"
@@ -139,87 +135,6 @@ func coreTimerKind(k eventsv1.TimerKind) core.TimerKind {
 		}
 	}
 	return 0
-}
-
-// messages builds the dispatches and the run event a persisted write implies.
-func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
-	r, eff := g.o.run, g.eff
-	out := make([]eventbus.Message, 0, len(eff.Dispatches)+1)
-	for _, d := range eff.Dispatches {
-		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, dispatchKey(r, d), &eventsv1.TaskDispatch{
-			RunId: g.run, Workflow: r.Workflow, Version: int32(r.Version), NodeId: r.NodeID(d.Node),
-			Instance: int32(d.Instance), Count: int32(d.Count), Attempt: int32(d.Attempt), Handler: d.Handler,
-			Config: d.Config, IdempotencyKey: d.IdempotencyKey, TimeoutMs: d.TimeoutMs,
-			HeartbeatTimeoutMs: d.HeartbeatTimeout, DispatchedAtMs: r.Nodes[d.Node].QueuedAt,
-			SecretSlots: secretSlots(d.Secrets),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("encode dispatch run=%s: %w", g.run, err)
-		}
-		out = append(out, m)
-	}
-	for _, ev := range runEvents(r, eff, g.spans) {
-		m, err := eventbus.NewMessage(eventsv1.TopicWorkflowEvents, g.run, ev)
-		if err != nil {
-			return nil, fmt.Errorf("encode run event run=%s: %w", g.run, err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-// secretSlots is the wire form of a dispatch's secret slots.
-func secretSlots(slots []template.Slot) []*eventsv1.SecretSlot {
-	if len(slots) == 0 {
-		return nil
-	}
-	out := make([]*eventsv1.SecretSlot, len(slots))
-	for i, s := range slots {
-		w := &eventsv1.SecretSlot{Path: s.Pointer(), Parts: make([]*eventsv1.SecretPart, len(s.Parts))}
-		for j, p := range s.Parts {
-			w.Parts[j] = &eventsv1.SecretPart{Text: p.Text, Secret: p.Ref}
-		}
-		out[i] = w
-	}
-	return out
-}
-
-// errUnpublished reports a batch whose follow-up messages could not be
-// published before shutdown: its offsets must not be committed.
-var errUnpublished = errors.New("stopping with unpublished messages")
-
-// publish sends the batch's messages. The state they follow from is already
-// stored, so it retries until the broker acknowledges: giving up would leave
-// queued nodes that no worker was told about, and run events nobody sees,
-// until the reconciler re-sends the dispatches (core.RedispatchAfter), and
-// re-consuming the batch would not bring them back (its events are then
-// duplicates, which change nothing). Once the orchestrator is stopping it
-// keeps trying for DrainTimeout more, then returns errUnpublished.
-func (s *Service) publish(ctx context.Context, msgs []eventbus.Message) error {
-	backoff := 20 * time.Millisecond
-	stopping, pctx := s.stopping, ctx
-	for {
-		err := s.prod.Publish(pctx, msgs...)
-		if err == nil {
-			return nil
-		}
-		if pctx.Err() != nil {
-			s.log.Error("drain timeout with unpublished messages; the reconciler re-sends dispatches", "messages", len(msgs), "err", err)
-			return fmt.Errorf("publish %d messages: %w: %w", len(msgs), errUnpublished, err)
-		}
-		s.log.Warn("publish failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
-		select {
-		case <-stopping:
-			s.log.Warn("stopping with unpublished messages; still trying", "messages", len(msgs), "drain_timeout", s.cfg.DrainTimeout)
-			var cancel context.CancelFunc
-			pctx, cancel = context.WithTimeout(ctx, s.cfg.DrainTimeout)
-			defer cancel()
-			stopping = nil // a nil channel never fires: the drain has started
-		case <-pctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 2*time.Second)
-	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

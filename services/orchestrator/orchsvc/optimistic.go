@@ -22,7 +22,7 @@ import (
 // start (the usual case is exactly one), the run is not held yet, and its
 // workflow has no concurrency cap (admission reads Redis before the run
 // may start, so those runs keep the normal path).
-func (s *Service) optimistic(ctx context.Context, g *runBatch) bool {
+func (s *Service) optimistic(g *runBatch) bool {
 	if s.cached(g.run) != nil {
 		return false
 	}
@@ -31,9 +31,7 @@ func (s *Service) optimistic(ctx context.Context, g *runBatch) bool {
 			return false
 		}
 	}
-	st := g.events[0].start
-	plan, err := s.plans.get(ctx, st.Workflow, int(st.Version))
-	return err == nil && plan.Graph.Def.Concurrency <= 0
+	return g.events[0].plan.Graph.Def.Concurrency <= 0
 }
 
 // prepare makes every group ready to apply: on a batch's first round the
@@ -45,7 +43,7 @@ func (s *Service) prepare(ctx context.Context, groups []*runBatch, first bool) e
 		normal = groups[:0:0]
 		for _, g := range groups {
 			g.lock = ""
-			if s.optimistic(ctx, g) {
+			if s.optimistic(g) {
 				g.o, g.lock = &owned{}, lockValue(s.cfg.ID)
 				continue
 			}

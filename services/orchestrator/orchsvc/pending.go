@@ -1,7 +1,6 @@
 package orchsvc
 
 import (
-	"context"
 	"strconv"
 	"time"
 
@@ -17,14 +16,13 @@ import (
 const PendingRestartAfter = 30 * time.Second
 
 // recoverPending is the reconciler's repair of a run that was recorded
-// pending but never started: once the record is PendingRestartAfter old it
-// publishes RunStartRequested again from the record (a duplicate start is
-// ignored by the core); an active-index entry with no record is dropped.
-func (s *Service) recoverPending(ctx context.Context, g *runBatch, now int64) {
-	f, err := s.rdb.HGetAll(ctx, s.keys.Run(g.run)).Result()
+// pending but never started, decided from the record gather read: once it
+// is PendingRestartAfter old, RunStartRequested is published again from it
+// (a duplicate start is ignored by the core); an active-index entry with
+// no record is dropped.
+func (s *Service) recoverPending(g *runBatch, now int64) {
+	f := g.facts.pending.Val()
 	switch {
-	case err != nil:
-		return // Redis trouble: the next reconcile asks again
 	case len(f) == 0:
 		g.dropActive = true
 		return
@@ -36,12 +34,10 @@ func (s *Service) recoverPending(ctx context.Context, g *runBatch, now int64) {
 		RunId: g.run, Workflow: f[statestore.FieldWorkflow], Version: int32(version), Input: []byte(f[statestore.FieldInput]),
 		RequestedAtMs: atoi64(f[statestore.FieldCreated]), RequestedBy: f[statestore.FieldRequestedBy],
 	})
-	if err == nil {
-		err = s.prod.Publish(ctx, m)
-	}
 	if err != nil {
 		s.log.Warn("re-request the start of a pending run", "run_id", g.run, "err", err)
 		return
 	}
-	s.log.Info("re-requested the start of a run recorded but never started", "run_id", g.run, "workflow", f[statestore.FieldWorkflow])
+	s.log.Info("re-requesting the start of a run recorded but never started", "run_id", g.run, "workflow", f[statestore.FieldWorkflow])
+	g.out = append(g.out, m)
 }

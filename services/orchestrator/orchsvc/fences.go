@@ -1,7 +1,6 @@
 package orchsvc
 
 import (
-	"context"
 	"time"
 
 	"github.com/braidhq/braid/services/orchestrator/core"
@@ -37,16 +36,4 @@ func (m fenceMemory) prune(now time.Time) {
 			delete(m, run)
 		}
 	}
-}
-
-// repairTakeover reconciles a run this orchestrator just took over before
-// its batch's events apply: attempts queued by the previous holder whose
-// dispatch nobody claimed are sent again at once (core.Reconcile.Takeover),
-// and the rest of the reconciler's repairs run as on its periodic pass.
-func (s *Service) repairTakeover(ctx context.Context, g *runBatch) {
-	r := g.o.run
-	if r == nil || r.Status.Terminal() || r.Held {
-		return
-	}
-	r.Apply(s.reconcileEvent(ctx, r, time.Now().UnixMilli(), true), g.eff)
 }

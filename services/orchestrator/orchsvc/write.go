@@ -1,0 +1,127 @@
+package orchsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/services/orchestrator/core"
+	"github.com/braidhq/braid/services/orchestrator/internal/failpoint"
+	"github.com/redis/go-redis/v9"
+)
+
+// written is what write did with a batch's groups.
+type written struct {
+	// applied are the groups whose write (if any) was stored.
+	applied []*runBatch
+	// retry are the groups to take round again: the fence refused their
+	// write (then refused is true), or their optimistic start fell back.
+	retry   []*runBatch
+	refused bool
+}
+
+// write stores every run's effects in one pipeline: each run's fenced
+// write (or optimistic start), the indexes and timers beside it, and the
+// notifications that follow a stored write (a run's end for ?wait=
+// waiters, cancelled attempts for the workers holding them). The
+// notifications ride after the write in the same pipeline; one that
+// follows a refused write is a spurious wake-up, which its receiver
+// checks and ignores.
+func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error) {
+	pipe := s.rdb.Pipeline()
+	for _, g := range groups {
+		if g.dropActive {
+			pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
+		}
+		if g.eff.Empty() && !g.eff.Created {
+			continue
+		}
+		g.write = s.toWrite(g)
+		if g.lock != "" {
+			s.queueStart(ctx, pipe, g)
+		} else {
+			g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
+		}
+		s.queueIndexes(ctx, pipe, g)
+		s.queueNotices(ctx, pipe, g)
+	}
+	if failpoint.Enabled {
+		s.holdWrite(groups)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return written{}, fmt.Errorf("persist: %w", err)
+	}
+	return s.sortWritten(groups)
+}
+
+// queueNotices queues the pub/sub notices of g's write: the run ended
+// (api waiters read the run again), or the batch cancelled attempts
+// (workers holding them check their claims at once, and kill a running
+// shell, instead of at their next heartbeat). Best effort: the waiters'
+// timeouts and the heartbeats are the guarantee, the notices the speed.
+func (s *Service) queueNotices(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
+	if r := g.o.run; r != nil && r.Status.Terminal() && g.eff.RunStatusChanged() {
+		pipe.Publish(ctx, s.keys.EndedChannel(), g.run)
+	}
+	for _, c := range g.eff.Changes {
+		if c.State == runstate.NodeCancelled {
+			pipe.Publish(ctx, s.keys.StopChannel(), g.run)
+			return
+		}
+	}
+}
+
+// sortWritten reads the outcome of each group's write once the pipeline
+// ran.
+func (s *Service) sortWritten(groups []*runBatch) (written, error) {
+	var w written
+	for _, g := range groups {
+		ok, err := s.persisted(g)
+		switch {
+		case err != nil:
+			return written{}, err
+		case ok:
+			if failpoint.Enabled {
+				s.exitAfterWrite(g)
+			}
+			w.applied = append(w.applied, g)
+		case g.lock != "":
+			w.retry = append(w.retry, g)
+		case g.cmd != nil:
+			w.refused = true
+			s.StaleWrites.Add(1)
+			s.log.Warn("fence refused write; reloading run", "run_id", g.run)
+			delete(s.owned, g.run)
+			w.retry = append(w.retry, g)
+		default:
+			w.applied = append(w.applied, g) // nothing to write; its messages (dead letters, a re-requested start) still go out
+		}
+	}
+	return w, nil
+}
+
+// persisted reports whether g's write (if it had one) was applied.
+func (s *Service) persisted(g *runBatch) (bool, error) {
+	switch {
+	case g.lock != "" && g.start != nil:
+		return s.started(g)
+	case g.cmd != nil:
+		return g.cmd.Val() == int64(statestore.WriteApplied), nil
+	}
+	return false, nil
+}
+
+// orphanedClaims lists the claims eff's write deletes if they still hold
+// the holder that was found gone.
+func orphanedClaims(r *core.Run, eff *core.Effects) []statestore.OrphanedClaim {
+	var out []statestore.OrphanedClaim
+	for _, o := range eff.Orphans {
+		out = append(out, statestore.OrphanedClaim{
+			Attempt: statestore.Attempt{Run: r.ID, Node: r.NodeID(o.Node), Instance: o.Instance, Attempt: o.Attempt},
+			Holder:  o.Holder,
+		})
+	}
+	return out
+}
