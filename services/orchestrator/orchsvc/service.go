@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator producer: %w", err)
 	}
-	cons, err := eventbus.NewConsumer(cfg.Bus, cfg.Group,
+	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, cfg.Group,
 		eventsv1.TopicWorkflowStart, eventsv1.TopicWorkflowControl, eventsv1.TopicTaskComplete)
 	if err != nil {
 		_ = prod.Close()
