@@ -19,14 +19,13 @@ func main() { os.Exit(svcmain.Main("api", config.Load, run)) }
 // run opens the Redis client the api uses and closes it once the api has
 // stopped: the service's clients belong to its caller (DESIGN.md).
 func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
-	rdb, err := statestore.NewClient(ctx, env.RedisURL, svcmain.RedisDialTimeout, env.RedisCAs)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	cfg, err := env.Service(rdb, logger)
+	cfg, err := env.Service(nil, logger) // the keys first: a bad one is a config error even with Redis down
 	if err != nil {
 		return svcmain.BadConfig(err)
 	}
+	if cfg.Redis, err = statestore.NewClient(ctx, env.RedisURL, svcmain.RedisDialTimeout, env.RedisCAs); err != nil {
+		return err
+	}
+	defer cfg.Redis.Close()
 	return apisvc.Run(ctx, cfg)
 }
