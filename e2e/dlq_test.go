@@ -43,7 +43,7 @@ func TestPoisonMessagesGoToDLQ(t *testing.T) {
 		eventsv1.DLQ(eventsv1.TopicWorkflowControl): 1, eventsv1.DLQ(eventsv1.TopicTaskDispatch): 1,
 	}
 	for topic, n := range want {
-		c, err := eventbus.NewConsumer(e.bus, "dlq-reader-"+topic, topic)
+		c, err := eventbus.NewConsumer(t.Context(), e.bus, "dlq-reader-"+topic, topic)
 		require.NoError(t, err)
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		var got []eventbus.Message

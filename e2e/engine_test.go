@@ -66,8 +66,9 @@ func startEngine(t *testing.T, o engineOpts) *engine {
 		go func() { done <- orchsvc.Run(ctx, cfg) }()
 	}
 	for i := 0; i < workers; i++ {
-		cfg := workersvc.Config{ID: "worker-" + strconv.Itoa(i), Bus: e.bus, Redis: e.rdb, Keys: e.keys, Concurrency: max(o.concurrency, 4)}
-		go func() { done <- workersvc.Run(ctx, cfg, testLogger(t)) }()
+		cfg := workersvc.Config{ID: "worker-" + strconv.Itoa(i), Bus: e.bus, Redis: e.rdb, Keys: e.keys, Concurrency: max(o.concurrency, 4),
+			Logger: testLogger(t)}
+		go func() { done <- workersvc.Run(ctx, cfg) }()
 	}
 	t.Cleanup(func() {
 		cancel()

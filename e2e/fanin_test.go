@@ -38,7 +38,7 @@ func TestFanInRaceDispatchesJoinOnce(t *testing.T) {
 	require.NoError(t, err)
 	name, v := e.register(def)
 
-	counter, err := eventbus.NewConsumer(e.bus, "fanin-dispatch-counter", eventsv1.TopicTaskDispatch)
+	counter, err := eventbus.NewConsumer(t.Context(), e.bus, "fanin-dispatch-counter", eventsv1.TopicTaskDispatch)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = counter.Close() })
 

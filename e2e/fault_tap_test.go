@@ -63,7 +63,7 @@ func (f *faultStack) tapDispatches(match func(workflow string) bool) *resultTap 
 func (f *faultStack) tap(topic string, rekey bool, match func(workflow string) bool) *resultTap {
 	t := f.t
 	bus := eventbus.Config{Brokers: []string{f.Kafka}, TopicPrefix: f.TopicPrefix}
-	cons, err := eventbus.NewConsumer(bus, testinfra.UniqueName(t, "tap"), topic)
+	cons, err := eventbus.NewConsumer(t.Context(), bus, testinfra.UniqueName(t, "tap"), topic)
 	require.NoError(t, err)
 	prod, err := eventbus.NewProducer(bus)
 	require.NoError(t, err)

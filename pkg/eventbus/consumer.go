@@ -46,7 +46,7 @@ type Consumer struct {
 	closeErr  error
 }
 
-// NewConsumer checks that topics (logical names) exist, within
+// NewConsumer checks that topics (logical names) exist, within ctx and
 // cfg.AdminTimeout, then joins group on them and starts prefetching; a new
 // group starts at the earliest offset. Joining completes in the background,
 // and Fetch blocks until records arrive. The check matters: a kafka-go group
@@ -60,7 +60,10 @@ type Consumer struct {
 // CommitInterval 0 (Commit is synchronous), MinBytes 1 (a fetch returns as
 // soon as one record is there), the group timeouts and MaxWait of cfg, and
 // QueueCapacity cfg.FetchBuffer.
-func NewConsumer(cfg Config, group string, topics ...string) (*Consumer, error) {
+//
+// ctx bounds the start-up calls to the brokers only: the consumer runs until
+// Close.
+func NewConsumer(ctx context.Context, cfg Config, group string, topics ...string) (*Consumer, error) {
 	cfg, err := cfg.resolve("new consumer group=" + group)
 	if err != nil {
 		return nil, err
@@ -72,25 +75,26 @@ func NewConsumer(cfg Config, group string, topics ...string) (*Consumer, error) 
 	for i, t := range topics {
 		wire[i] = cfg.topic(t)
 	}
-	if err := requireTopics(cfg, wire); err != nil {
+	if err := requireTopics(ctx, cfg, wire); err != nil {
 		return nil, fmt.Errorf("new consumer group=%s: %w", group, err)
 	}
-	cfg, note := fitSession(context.Background(), cfg)
+	cfg, note := fitSession(ctx, cfg)
 	if note != "" && cfg.Logger != nil {
 		cfg.Logger.Warn("consumer group session adjusted to the brokers' limits", "group", group, "detail", note)
 	}
-	if n, err := evictPredecessors(context.Background(), cfg, group); cfg.Logger != nil && (err != nil || n > 0) {
+	if n, err := evictPredecessors(ctx, cfg, group); cfg.Logger != nil && (err != nil || n > 0) {
 		// Best effort: without it the old members expire after SessionTimeout.
 		cfg.Logger.Info("evicted members of this instance's previous incarnation", "group", group, "instance", cfg.InstanceID, "evicted", n, "error", err)
 	}
 	r := kafka.NewReader(readerConfig(cfg, group, wire))
-	ctx, cancel := context.WithCancel(context.Background())
+	// The pump outlives ctx, which bounds start-up only: Close ends it.
+	pumpCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Consumer{
 		cfg: cfg, group: group, r: r,
 		msgs: make(chan Message, cfg.FetchBuffer), errs: make(chan error, 1),
 		stop: make(chan struct{}), cancel: cancel, pumpDone: make(chan struct{}),
 	}
-	go c.pump(ctx)
+	go c.pump(pumpCtx)
 	return c, nil
 }
 

@@ -147,7 +147,7 @@ func testGroupSplitAndLeave(t *testing.T, k *testinfra.Kafka) {
 	p := b.producer(t)
 	keys := keysByPartition(t, DefaultPartitions)
 	group := testinfra.UniqueName(t, "g")
-	ca, err := NewConsumer(b.cfg, group, eventsv1.TopicTaskComplete)
+	ca, err := NewConsumer(t.Context(), b.cfg, group, eventsv1.TopicTaskComplete)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ca.Close() }) // closed below; twice is fine
 	cb := b.consumer(t, group, eventsv1.TopicTaskComplete)
@@ -191,7 +191,7 @@ func testCommitResume(t *testing.T, k *testinfra.Kafka) {
 	publishResults(t, b.producer(t), "run-1", 10)
 	group := testinfra.UniqueName(t, "g")
 
-	c1, err := NewConsumer(b.cfg, group, eventsv1.TopicTaskComplete)
+	c1, err := NewConsumer(t.Context(), b.cfg, group, eventsv1.TopicTaskComplete)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c1.Close() })
 	got := fetchN(t, c1, 10)
@@ -301,7 +301,7 @@ func testClosed(t *testing.T, k *testinfra.Kafka) {
 	require.NoError(t, p.Close())
 	require.ErrorIs(t, p.Publish(testCtx(t), result(t, "r", 1)), ErrClosed)
 
-	c, err := NewConsumer(b.cfg, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete)
+	c, err := NewConsumer(t.Context(), b.cfg, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete)
 	require.NoError(t, err)
 	fetched := make(chan error, 1)
 	go func() { _, err := c.Fetch(testCtx(t), 1); fetched <- err }()
@@ -320,7 +320,7 @@ func testClosed(t *testing.T, k *testinfra.Kafka) {
 // (kafka-go would join with no partitions and never consume it).
 func testConsumerNeedsTopic(t *testing.T, k *testinfra.Kafka) {
 	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	_, err := NewConsumer(b.cfg, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete, eventsv1.TopicTaskDispatch)
+	_, err := NewConsumer(t.Context(), b.cfg, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete, eventsv1.TopicTaskDispatch)
 	require.ErrorContains(t, err, "do not exist (run EnsureTopics first)")
 	require.ErrorContains(t, err, b.cfg.topic(eventsv1.TopicTaskDispatch))
 	require.NotContains(t, err.Error(), b.cfg.topic(eventsv1.TopicTaskComplete)+" ")

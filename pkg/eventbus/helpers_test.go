@@ -55,7 +55,7 @@ func (b bus) producer(t *testing.T) *Producer {
 
 func (b bus) consumer(t *testing.T, group string, topics ...string) *Consumer {
 	t.Helper()
-	c, err := NewConsumer(b.cfg, group, topics...)
+	c, err := NewConsumer(t.Context(), b.cfg, group, topics...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
 	return c

@@ -68,8 +68,8 @@ func createMissing(ctx context.Context, client *kafka.Client, cfg Config, names 
 // with a leader for each partition, asking within cfg.AdminTimeout.
 // Transport errors (a loaded broker timing out a read) are retried; a
 // missing topic is reported at once.
-func requireTopics(cfg Config, names []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.AdminTimeout)
+func requireTopics(ctx context.Context, cfg Config, names []string) error {
+	ctx, cancel := context.WithTimeout(ctx, cfg.AdminTimeout)
 	defer cancel()
 	client, done := adminClient(cfg)
 	defer done()

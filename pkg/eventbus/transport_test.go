@@ -34,7 +34,7 @@ func roundTrip(t *testing.T, cfg eventbus.Config) error {
 	if err := prod.Publish(ctx, eventbus.Message{Topic: topic, Key: []byte("k"), Value: []byte("over tls")}); err != nil {
 		return err
 	}
-	cons, err := eventbus.NewConsumer(cfg, testinfra.UniqueName(t, "g"), topic)
+	cons, err := eventbus.NewConsumer(t.Context(), cfg, testinfra.UniqueName(t, "g"), topic)
 	if err != nil {
 		return err
 	}

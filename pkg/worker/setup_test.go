@@ -173,7 +173,7 @@ type collector struct {
 
 func collect(t *testing.T, bus eventbus.Config, topic string) *collector {
 	t.Helper()
-	cons, err := eventbus.NewConsumer(bus, testinfra.UniqueName(t, "collect"), topic)
+	cons, err := eventbus.NewConsumer(t.Context(), bus, testinfra.UniqueName(t, "collect"), topic)
 	require.NoError(t, err)
 	c := &collector{}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -103,7 +103,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker %s producer: %w", w.cfg.ID, err)
 	}
-	cons, err := eventbus.NewConsumer(w.cfg.Bus, w.cfg.Group, eventsv1.TopicTaskDispatch)
+	cons, err := eventbus.NewConsumer(ctx, w.cfg.Bus, w.cfg.Group, eventsv1.TopicTaskDispatch)
 	if err != nil {
 		_ = prod.Close()
 		return fmt.Errorf("worker %s consumer: %w", w.cfg.ID, err)

@@ -7,36 +7,22 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
-	"github.com/braidhq/braid/pkg/opsserve"
-	"github.com/braidhq/braid/pkg/pprofserve"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/services/worker/internal/config"
 	"github.com/braidhq/braid/services/worker/workersvc"
 )
 
-func main() {
-	env, err := config.Load()
-	if len(os.Args) > 1 && os.Args[1] == opsserve.HealthcheckArg { // container health checks
-		os.Exit(opsserve.RunHealthcheck(env.HTTPAddr, os.Stderr))
-	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
+func main() { os.Exit(svcmain.Main("worker", config.Load, run)) }
+
+// run opens the Redis client the worker uses and closes it once the worker
+// has stopped: the service's clients belong to its caller.
+func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
+	rdb, err := statestore.NewClient(ctx, env.RedisURL, svcmain.RedisDialTimeout, env.RedisCAs)
 	if err != nil {
-		logger.Error("worker cannot start", "err", err)
-		os.Exit(2)
+		return err
 	}
-	prof, err := pprofserve.Start(env.PprofAddr, logger)
-	if err != nil {
-		logger.Error("worker cannot start", "err", err)
-		os.Exit(2)
-	}
-	defer prof.Stop()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = workersvc.Run(ctx, env.Service(), logger)
-	stop()
-	if err != nil {
-		logger.Error("worker failed", "err", err)
-		os.Exit(1)
-	}
+	defer rdb.Close()
+	return workersvc.Run(ctx, env.Service(rdb, logger))
 }

@@ -46,7 +46,7 @@ func Open(ctx context.Context, bus eventbus.Config, rdb *redis.Client, keys stat
 	if err := eventbus.EnsureTopics(ctx, bus, eventsv1.TopicTaskComplete); err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
-	cons, err := eventbus.NewConsumer(bus, "braid-bench-floor", eventsv1.TopicTaskComplete)
+	cons, err := eventbus.NewConsumer(ctx, bus, "braid-bench-floor", eventsv1.TopicTaskComplete)
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}

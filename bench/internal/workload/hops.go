@@ -30,7 +30,7 @@ func ChainHops(ctx context.Context, e *Env) (Line, error) {
 	if err != nil {
 		return l, err
 	}
-	tail, err := startTail(s.bus, "braid-bench-tail")
+	tail, err := startTail(ctx, s.bus, "braid-bench-tail")
 	if err != nil {
 		return l, err
 	}

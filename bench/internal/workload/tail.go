@@ -28,8 +28,8 @@ type dispatchTail struct {
 const tailFetchLimit = 512
 
 // startTail joins a fresh group on bus's task.dispatch and starts reading.
-func startTail(bus eventbus.Config, group string) (*dispatchTail, error) {
-	cons, err := eventbus.NewConsumer(bus, group, eventsv1.TopicTaskDispatch)
+func startTail(ctx context.Context, bus eventbus.Config, group string) (*dispatchTail, error) {
+	cons, err := eventbus.NewConsumer(ctx, bus, group, eventsv1.TopicTaskDispatch)
 	if err != nil {
 		return nil, err
 	}

@@ -35,15 +35,16 @@ type feed struct {
 }
 
 // startFeed joins group on workflow.events and pumps events into h until stop.
-func startFeed(bus eventbus.Config, group string, h *hub, log *slog.Logger) (*feed, error) {
+// ctx bounds joining only: the feed runs until stop.
+func startFeed(ctx context.Context, bus eventbus.Config, group string, h *hub, log *slog.Logger) (*feed, error) {
 	// A fresh group per process tails from the end: clients get a snapshot
 	// from Redis first, so the history before start-up is not needed.
 	bus.StartAtLatest = true
-	cons, err := eventbus.NewConsumer(bus, group, eventsv1.TopicWorkflowEvents)
+	cons, err := eventbus.NewConsumer(ctx, bus, group, eventsv1.TopicWorkflowEvents)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &feed{cons: cons, hub: h, log: log.With("group", group), cancel: cancel, done: make(chan struct{})}
 	go f.run(ctx)
 	return f, nil

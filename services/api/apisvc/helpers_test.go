@@ -168,8 +168,8 @@ func (e *env) startEngine(logger *slog.Logger) {
 	done := make(chan error, 2)
 	ocfg := orchsvc.Config{ID: "orch-0", Bus: e.bus, Redis: e.rdb, Keys: e.keys, Logger: logger}
 	go func() { done <- orchsvc.Run(ctx, ocfg) }()
-	wcfg := workersvc.Config{ID: "worker-0", Bus: e.bus, Redis: e.rdb, Keys: e.keys, Concurrency: 4}
-	go func() { done <- workersvc.Run(ctx, wcfg, logger) }()
+	wcfg := workersvc.Config{ID: "worker-0", Bus: e.bus, Redis: e.rdb, Keys: e.keys, Concurrency: 4, Logger: logger}
+	go func() { done <- workersvc.Run(ctx, wcfg) }()
 	e.t.Cleanup(func() {
 		cancel()
 		for range 2 {

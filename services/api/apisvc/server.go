@@ -74,12 +74,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		closing: make(chan struct{}), endings: newEndings(cfg.MaxWaiters), listening: make(chan struct{}),
 		rates: newBuckets(cfg.RateLimit, cfg.RateBurst), streams: newSlots(cfg.MaxStreamsPerKey), waits: newSlots(cfg.MaxWaitersPerKey),
 	}
-	s.feed, err = startFeed(cfg.Bus, GroupPrefix+randomHex(6), s.hub, s.log)
+	s.feed, err = startFeed(ctx, cfg.Bus, GroupPrefix+randomHex(6), s.hub, s.log)
 	if err != nil {
 		_ = prod.Close()
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	lctx, unlisten := context.WithCancel(context.Background())
+	// The listener outlives ctx, which bounds start-up only: Close ends it.
+	lctx, unlisten := context.WithCancel(context.WithoutCancel(ctx))
 	s.unlisten = unlisten
 	go func() {
 		defer close(s.listening)

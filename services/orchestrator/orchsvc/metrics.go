@@ -27,18 +27,15 @@ func (s *Service) registry() *prometheus.Registry {
 }
 
 // serveOps serves /metrics, /healthz and /readyz (Redis answers, the
-// service is not stopping) on addr until ctx ends (opsserve).
-func (s *Service) serveOps(ctx context.Context, addr string) error {
+// service is not stopping) on addr until the caller stops the server; an
+// empty addr serves nothing (a nil server, whose Stop does nothing).
+func (s *Service) serveOps(ctx context.Context, addr string) (*opsserve.Server, error) {
 	srv, err := opsserve.Start(opsserve.Config{Addr: addr, Service: "orchestrator", Metrics: s.registry(), Ready: map[string]opsserve.Check{
 		"redis":        func(c context.Context) error { return s.rdb.Ping(c).Err() },
 		"orchestrator": func(context.Context) error { return ctx.Err() },
 	}}, s.log)
 	if err != nil {
-		return fmt.Errorf("orchestrator: %w", err)
+		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
-	go func() {
-		<-ctx.Done()
-		srv.Stop()
-	}()
-	return nil
+	return srv, nil
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/braidhq/braid/pkg/testinfra"
 	"github.com/stretchr/testify/require"
@@ -23,7 +22,8 @@ func TestOpsServeMetricsAndHealth(t *testing.T) {
 	s.StaleWrites.Add(3)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	require.NoError(t, s.serveOps(ctx, addr))
+	srv, err := s.serveOps(ctx, addr)
+	require.NoError(t, err)
 	resp, err := http.Get("http://" + addr + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -31,16 +31,20 @@ func TestOpsServeMetricsAndHealth(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(b), "braid_orchestrator_stale_writes_total 3")
-	require.Error(t, s.serveOps(ctx, addr), "a taken address is an error")
+	_, err = s.serveOps(ctx, addr)
+	require.Error(t, err, "a taken address is an error")
 	for _, path := range []string{"/healthz", "/readyz"} {
 		res, err := http.Get("http://" + addr + path)
 		require.NoError(t, err)
 		res.Body.Close()
 		require.Equal(t, http.StatusOK, res.StatusCode, path)
 	}
-	cancel() // stopping: the server goes away
-	require.Eventually(t, func() bool {
-		_, err := http.Get("http://" + addr + "/readyz")
-		return err != nil
-	}, 5*time.Second, 10*time.Millisecond)
+	cancel() // stopping: not ready
+	res, err := http.Get("http://" + addr + "/readyz")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	srv.Stop() // gone once Stop returns
+	_, err = http.Get("http://" + addr + "/readyz")
+	require.Error(t, err)
 }

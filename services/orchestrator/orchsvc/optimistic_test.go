@@ -55,7 +55,7 @@ func newStartEnv(t *testing.T, workflow string) *startEnv {
 		LockWait: 20 * time.Second, Group: testinfra.UniqueName(t, "g"),
 		Bus: eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}})
 	require.NoError(t, err)
-	t.Cleanup(s.close)
+	t.Cleanup(func() { s.close(ctx) })
 	trips := &atomic.Int64{}
 	rdb.AddHook(tripCounter{trips})
 	return &startEnv{ctx: ctx, s: s, trips: trips}

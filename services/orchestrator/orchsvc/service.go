@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator producer: %w", err)
 	}
-	cons, err := eventbus.NewConsumer(cfg.Bus, cfg.Group,
+	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, cfg.Group,
 		eventsv1.TopicWorkflowStart, eventsv1.TopicWorkflowControl, eventsv1.TopicTaskComplete)
 	if err != nil {
 		_ = prod.Close()
@@ -84,29 +84,24 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 }
 
 // Run handles events until ctx is done, then stops consuming, finishes the
-// batch in hand, releases its locks and closes its clients.
+// batch in hand, releases its locks and closes its clients. It returns
+// once every goroutine it started has returned.
 func (s *Service) Run(ctx context.Context) error {
-	defer s.close()
+	defer s.close(ctx)
 	s.stopping = ctx.Done()
-	if s.cfg.MetricsAddr != "" {
-		if err := s.serveOps(ctx, s.cfg.MetricsAddr); err != nil {
-			return err
-		}
+	ops, err := s.serveOps(ctx, s.cfg.MetricsAddr)
+	if err != nil {
+		return err
 	}
 	batches := make(chan []eventbus.Message)
 	commits := eventbus.NewCommitter(s.cons, eventbus.DefaultCommitDelay, s.log)
-	pumpCtx, stopPump := context.WithCancel(ctx)
-	var duties sync.WaitGroup
+	stopBackground := s.startBackground(ctx, batches)
 	defer func() {
-		stopPump()
-		commits.Close() // the last commits land before close() leaves the group
-		duties.Wait()
-		s.releaseDuties()
+		ops.Stop()       // metrics and readiness off first
+		stopBackground() // fetching, duties and lock refreshes stopped and joined
+		commits.Close()  // the last commits land before close() leaves the group
+		s.releaseDuties(ctx)
 	}()
-	go s.pump(pumpCtx, batches)
-	duties.Go(func() { s.maintain(pumpCtx) })
-	duties.Go(func() { s.sched.run(pumpCtx) })
-	go s.leases.keepAlive(pumpCtx, min(s.cfg.LockTTL/3, s.cfg.IdleRelease/2))
 	s.log.Info("orchestrator started", "group", s.cfg.Group)
 	for {
 		select {
@@ -119,10 +114,27 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 }
 
+// startBackground starts the goroutines beside the event loop: the fetch
+// pump, the cluster-wide duties and the run locks' keep-alive. The func it
+// returns cancels them and waits until all have returned.
+func (s *Service) startBackground(ctx context.Context, batches chan<- []eventbus.Message) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.pump(ctx, batches) })
+	wg.Go(func() { s.maintain(ctx) })
+	wg.Go(func() { s.sched.run(ctx) })
+	wg.Go(func() { s.leases.keepAlive(ctx, min(s.cfg.LockTTL/3, s.cfg.IdleRelease/2)) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
 // releaseDuties gives up the leader leases once their loops have stopped,
 // so another orchestrator takes over at once rather than after LeaderTTL.
-func (s *Service) releaseDuties() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+// ctx has ended by then: the releases get a bound of their own.
+func (s *Service) releaseDuties(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	s.maintLease.release(ctx)
 	s.sched.lease.release(ctx)
@@ -160,8 +172,10 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (s *Service) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// close lets go of the runs' locks and closes the Kafka clients. Run's ctx
+// has ended by then: the releases get a bound of their own.
+func (s *Service) close(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	s.disownAll(ctx)
 	if err := s.cons.Close(); err != nil {

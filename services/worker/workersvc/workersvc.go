@@ -1,12 +1,16 @@
-// Package workersvc wires Braid's worker service: Redis, Kafka topics, the
-// built-in handlers of pkg/handler and the pkg/worker runtime. Run is
-// exported so that `braid dev` and the e2e suite can run workers in one
-// process with the other services.
+// Package workersvc wires Braid's worker service: Kafka topics, the
+// built-in handlers of pkg/handler, the pkg/worker runtime and its health
+// endpoints. Run(ctx, Config) is the shape of all three services: the
+// caller owns the Redis client and the logger, passed in Config, and Run
+// returns once everything it started has stopped. It is exported so that
+// `braid dev` and the e2e suite can run workers in one process with the
+// other services.
 package workersvc
 
 import (
+	"cmp"
 	"context"
-	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -26,22 +30,17 @@ import (
 // ClientID is the Kafka client id of worker services.
 const ClientID = "braid-worker"
 
-// redisDialTimeout bounds connecting to Redis at start-up.
-const redisDialTimeout = 10 * time.Second
-
 // Config configures one worker service. Zero fields take pkg/worker's defaults.
 type Config struct {
 	// ID names the worker; default "<hostname>-<pid>-<random hex>".
 	ID string
 	// Bus is the Kafka configuration; an empty ClientID becomes ClientID.
 	Bus eventbus.Config
-	// Redis is an open client to use. When nil, Run connects to RedisURL and
-	// closes that connection when it returns.
+	// Redis is the state store client (required); the caller closes it
+	// after Run returns.
 	Redis redis.UniversalClient
-	// RedisURL is redis://[user:pass@]host:port/db (rediss:// for TLS); used when Redis is nil.
-	RedisURL string
-	// RedisCAs verify a rediss:// server instead of the system roots (nil).
-	RedisCAs *x509.CertPool
+	// Logger receives the worker's logs; default slog.Default().
+	Logger *slog.Logger
 	// Keys builds Redis keys (its Namespace isolates tests and tenants).
 	Keys statestore.Keys
 	// Concurrency is the most tasks run at once (BRAID_WORKER_CONCURRENCY); default 4.
@@ -73,39 +72,19 @@ type Config struct {
 }
 
 // Run runs a worker until ctx is done, then drains it (see pkg/worker) and
-// returns nil; it returns an error when it cannot start or fetching fails.
-func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
-	if err := cfg.Handler.Validate(); err != nil {
+// returns nil once every goroutine it started has returned; it returns an
+// error when it cannot start or fetching fails.
+func Run(ctx context.Context, cfg Config) error {
+	cfg.Bus.ClientID = cmp.Or(cfg.Bus.ClientID, ClientID)
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	if err := cfg.validate(); err != nil {
 		return fmt.Errorf("worker: %w", err)
-	}
-	rdb := cfg.Redis
-	if rdb == nil {
-		c, err := statestore.NewClient(ctx, cfg.RedisURL, redisDialTimeout, cfg.RedisCAs)
-		if err != nil {
-			return fmt.Errorf("worker: %w", err)
-		}
-		defer c.Close()
-		rdb = c
-	}
-	if cfg.Bus.ClientID == "" {
-		cfg.Bus.ClientID = ClientID
 	}
 	// EnsureTopics also creates each topic's dead-letter topic.
 	if err := eventbus.EnsureTopics(ctx, cfg.Bus, eventsv1.TopicTaskDispatch, eventsv1.TopicTaskComplete); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	if logger == nil {
-		logger = slog.Default()
-	}
-	if cfg.ID != "" { // a stable id: a killed predecessor's shell tasks may still run
-		n, err := handler.ReapOrphans(cfg.ID)
-		switch {
-		case err != nil:
-			logger.Warn("reap orphaned shell tasks", "err", err)
-		case n > 0:
-			logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", cfg.ID, "processes", n)
-		}
-	}
+	reapOrphans(cfg.ID, logger)
 	eg := cfg.Handler.Egress
 	logger.Info("http and llm egress: public addresses, the LLM endpoint and what is allowed",
 		"allow", eg.Allow.String(), "allow_loopback", eg.AllowLoopback, "own_listeners_refused", len(eg.Own))
@@ -114,14 +93,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	w, err := worker.New(worker.Config{
-		ID: cfg.ID, Bus: cfg.Bus, Redis: rdb, Keys: cfg.Keys, Handlers: handlers, Secrets: cfg.Secrets,
+		ID: cfg.ID, Bus: cfg.Bus, Redis: cfg.Redis, Keys: cfg.Keys, Handlers: handlers, Secrets: cfg.Secrets,
 		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, HeartbeatInterval: cfg.HeartbeatInterval, LivenessTimeout: cfg.LivenessTimeout, Logger: logger,
 	})
 	if err != nil {
 		return err
 	}
 	ops, err := opsserve.Start(opsserve.Config{Addr: cfg.HTTPAddr, Service: "worker", Ready: map[string]opsserve.Check{
-		"redis":  func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		"redis":  func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
 		"worker": func(context.Context) error { return ctx.Err() }, // stopping: not ready
 	}}, logger)
 	if err != nil {
@@ -129,6 +108,28 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	}
 	defer ops.Stop()
 	return w.Run(ctx)
+}
+
+func (c Config) validate() error {
+	if c.Redis == nil {
+		return errors.New("Redis client is required")
+	}
+	return c.Handler.Validate()
+}
+
+// reapOrphans kills what shell tasks of a killed predecessor under the same
+// stable id left running; without a configured id there is none.
+func reapOrphans(id string, logger *slog.Logger) {
+	if id == "" {
+		return
+	}
+	n, err := handler.ReapOrphans(id)
+	switch {
+	case err != nil:
+		logger.Warn("reap orphaned shell tasks", "err", err)
+	case n > 0:
+		logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", id, "processes", n)
+	}
 }
 
 // enabledHandlers is the built-ins plus cfg.Extra, narrowed to cfg.Handlers

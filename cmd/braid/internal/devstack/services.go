@@ -63,7 +63,7 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 			wbus.InstanceID = id
 			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc, Concurrency: cfg.WorkerConcurrency,
 				Handler:  handler.Config{Egress: egress(cfg, inf), PassEnv: cfg.TaskEnv.PassEnv},
-				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets}, log.With("service", "worker"))
+				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets, Logger: log.With("service", "worker")})
 		}))
 	}
 	r.api = launch(ctx, "api", r.exits, func(ctx context.Context) error {

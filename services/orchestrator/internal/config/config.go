@@ -3,10 +3,12 @@
 package config
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 	"github.com/redis/go-redis/v9"
 )
@@ -37,8 +39,14 @@ func Load() (Config, error) {
 	return c, r.Err()
 }
 
-// Service returns the orchsvc configuration these settings describe.
-func (c Config) Service(rdb *redis.Client) orchsvc.Config {
+// MainSettings is what svcmain.Main needs before running the orchestrator.
+func (c Config) MainSettings() svcmain.Settings {
+	return svcmain.Settings{LogLevel: c.LogLevel, PprofAddr: c.PprofAddr, HealthAddr: c.MetricsAddr}
+}
+
+// Service returns the orchsvc configuration these settings describe, with
+// the client and logger main made.
+func (c Config) Service(rdb *redis.Client, logger *slog.Logger) orchsvc.Config {
 	return orchsvc.Config{
 		ID:             c.ID,
 		StableID:       c.ID != "",
@@ -50,5 +58,6 @@ func (c Config) Service(rdb *redis.Client) orchsvc.Config {
 		MetricsAddr:    c.MetricsAddr,
 		DrainTimeout:   c.DrainTimeout,
 		MaxLost:        c.MaxLost,
+		Logger:         logger,
 	}
 }

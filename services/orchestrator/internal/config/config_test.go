@@ -15,7 +15,7 @@ func TestLoad(t *testing.T) {
 	t.Setenv("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", "7s")
 	c, err := Load()
 	require.NoError(t, err)
-	s := c.Service(nil)
+	s := c.Service(nil, nil)
 	require.Equal(t, []string{"k1:9092", "k2:9092"}, s.Bus.Brokers)
 	require.Equal(t, 3*time.Second, s.LockTTL)
 	require.Equal(t, 5*time.Second, s.ReconcileEvery)

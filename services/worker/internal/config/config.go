@@ -4,6 +4,7 @@ package config
 
 import (
 	"cmp"
+	"log/slog"
 	"net"
 	"net/url"
 	"time"
@@ -11,8 +12,10 @@ import (
 	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/pkg/worker"
 	"github.com/braidhq/braid/services/worker/workersvc"
+	"github.com/redis/go-redis/v9"
 )
 
 // Config is the worker service's environment. LLMAPIKey is a secret: never log a Config.
@@ -65,18 +68,24 @@ func Load() (Config, error) {
 	return c, r.Err()
 }
 
-// Service returns the workersvc configuration these settings describe. A
+// MainSettings is what svcmain.Main needs before running the worker.
+func (c Config) MainSettings() svcmain.Settings {
+	return svcmain.Settings{LogLevel: c.LogLevel, PprofAddr: c.PprofAddr, HealthAddr: c.HTTPAddr}
+}
+
+// Service returns the workersvc configuration these settings describe,
+// with the client and logger main made. A
 // configured BRAID_WORKER_ID is taken as a stable instance name: a worker
 // restarted under it evicts its killed predecessor from the dispatch group
 // (eventbus.Config.InstanceID) instead of waiting out its session.
-func (c Config) Service() workersvc.Config {
+func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) workersvc.Config {
 	bus := c.Common.Bus(workersvc.ClientID)
 	bus.InstanceID = c.WorkerID
 	return workersvc.Config{
 		ID:                c.WorkerID,
 		Bus:               bus,
-		RedisURL:          c.RedisURL,
-		RedisCAs:          c.RedisCAs,
+		Redis:             rdb,
+		Logger:            logger,
 		Keys:              statestore.Keys{Namespace: c.RedisNamespace},
 		Concurrency:       c.Concurrency,
 		DrainTimeout:      c.DrainTimeout,

@@ -24,9 +24,9 @@ func TestLoad(t *testing.T) {
 				require.Equal(t, "redis://127.0.0.1:16379/0", c.RedisURL)
 				require.Equal(t, 4, c.Concurrency)
 				require.Equal(t, 20*time.Second, c.DrainTimeout)
-				require.Equal(t, 5*time.Second, c.Service().HeartbeatInterval)
+				require.Equal(t, 5*time.Second, c.Service(nil, nil).HeartbeatInterval)
 				require.Equal(t, slog.LevelInfo, c.LogLevel)
-				e := c.Service().Handler.Egress
+				e := c.Service(nil, nil).Handler.Egress
 				require.Zero(t, e.Allow.Len(), "only public addresses by default")
 				require.False(t, e.AllowLoopback, "braid-worker is strict")
 				require.Equal(t, []handler.Listener{{Name: "redis", Addr: "127.0.0.1:16379"}, {Name: "kafka", Addr: "127.0.0.1:19092"}}, e.Own)
@@ -43,7 +43,7 @@ func TestLoad(t *testing.T) {
 			},
 			want: func(t *testing.T, c Config) {
 				require.Equal(t, []string{"k1:9092", "k2:9092"}, c.KafkaBrokers)
-				s := c.Service()
+				s := c.Service(nil, nil)
 				require.Equal(t, 16, s.Concurrency)
 				require.Equal(t, 700*time.Millisecond, s.HeartbeatInterval)
 				require.Equal(t, "w1", s.ID)
@@ -65,7 +65,7 @@ func TestLoad(t *testing.T) {
 				"BRAID_SECRET_API_TOKEN": " tok en ", "BRAID_WORKER_SECRETS_DIR": "/run/secrets/braid",
 			},
 			want: func(t *testing.T, c Config) {
-				s := c.Service()
+				s := c.Service(nil, nil)
 				require.Equal(t, []string{"AWS_REGION", "HTTPS_PROXY"}, s.Handler.PassEnv)
 				require.Equal(t, []string{"noop", "http"}, s.Handlers)
 				v, ok := s.Secrets.Secret("API_TOKEN")
@@ -77,7 +77,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name: "no secrets configured",
-			want: func(t *testing.T, c Config) { require.Nil(t, c.Service().Secrets) },
+			want: func(t *testing.T, c Config) { require.Nil(t, c.Service(nil, nil).Secrets) },
 		},
 		{
 			name: "malformed values are all reported",
