@@ -16,7 +16,7 @@ const reconcileBatch = 500
 // start-up, then every ReconcileEvery, and at once when a worker starts or
 // is found dead, so that attempts lost with a worker run again within a
 // poll instead of a heartbeat timeout). The holder of the maintenance
-// lease (leader.go) does them; the others stand by.
+// lease (dutylease.go) does them; the others stand by.
 func (s *Service) maintain(ctx context.Context) {
 	timers := time.NewTicker(s.cfg.TimerPoll)
 	defer timers.Stop()

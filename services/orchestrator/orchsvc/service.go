@@ -31,7 +31,7 @@ type Service struct {
 	owned  map[string]*owned
 	fences fenceMemory // fences got lately, to tell takeovers (takeover.go)
 	leases *leases
-	// maintLease and sched are the cluster-wide duties (leader.go).
+	// maintLease and sched are the cluster-wide duties (dutylease.go).
 	maintLease *leaderLease
 	sched      *scheduler
 	// pruned is when owned was last swept of runs whose lock is gone.
