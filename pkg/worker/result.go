@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -102,6 +103,6 @@ func (w *Worker) attachOutput(a *attempt, r *eventsv1.TaskResult, out []byte) er
 			sleepCtx(w.base, backoff(try))
 		}
 	}
-	a.log.Warn("store large output", "bytes", len(out), keyErr, err)
+	a.log.Warn("store large output", logkey.Bytes, len(out), logkey.Err, err)
 	return fmt.Errorf("store output of %d bytes for %s: %w", len(out), a.id, err)
 }

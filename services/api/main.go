@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -25,24 +26,24 @@ func main() {
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
 	if err != nil {
-		logger.Error("api cannot start", "err", err)
+		logger.Error("api cannot start", logkey.Err, err)
 		os.Exit(2)
 	}
 	keys, err := apisvc.ParseKeys(env.APIKeys)
 	if err != nil {
-		logger.Error("api cannot start", "err", err)
+		logger.Error("api cannot start", logkey.Err, err)
 		os.Exit(2)
 	}
 	prof, err := pprofserve.Start(env.PprofAddr, logger)
 	if err != nil {
-		logger.Error("api cannot start", "err", err)
+		logger.Error("api cannot start", logkey.Err, err)
 		os.Exit(2)
 	}
 	defer prof.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, env, keys, logger); err != nil {
-		logger.Error("api failed", "err", err)
+		logger.Error("api failed", logkey.Err, err)
 		os.Exit(1)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/services/worker/internal/config"
@@ -23,12 +24,12 @@ func main() {
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: env.LogLevel}))
 	if err != nil {
-		logger.Error("worker cannot start", "err", err)
+		logger.Error("worker cannot start", logkey.Err, err)
 		os.Exit(2)
 	}
 	prof, err := pprofserve.Start(env.PprofAddr, logger)
 	if err != nil {
-		logger.Error("worker cannot start", "err", err)
+		logger.Error("worker cannot start", logkey.Err, err)
 		os.Exit(2)
 	}
 	defer prof.Stop()
@@ -36,7 +37,7 @@ func main() {
 	err = workersvc.Run(ctx, env.Service(), logger)
 	stop()
 	if err != nil {
-		logger.Error("worker failed", "err", err)
+		logger.Error("worker failed", logkey.Err, err)
 		os.Exit(1)
 	}
 }

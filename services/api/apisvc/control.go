@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/runstate"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
@@ -176,6 +177,6 @@ func (s *Server) publishControl(ctx context.Context, c *gin.Context, m *eventsv1
 		abort(c, errUnavailable(err, "could not send %s for run %q: the event bus did not acknowledge it; retry later", verb, m.RunId))
 		return
 	}
-	s.log.Info("run control requested", "run_id", m.RunId, "action", verb, "node_id", m.NodeId, "request_id", m.RequestId, logKeyName, m.RequestedBy)
+	s.log.Info("run control requested", logkey.RunID, m.RunId, logkey.Action, verb, logkey.NodeID, m.NodeId, logkey.RequestID, m.RequestId, logkey.KeyName, m.RequestedBy)
 	respond(c, http.StatusAccepted, controlAccepted{RunID: m.RunId, Action: verb, Node: m.NodeId, RequestID: m.RequestId})
 }

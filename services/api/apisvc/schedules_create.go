@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/schedule"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
@@ -51,7 +52,7 @@ func (s *Server) createSchedule(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("schedule created", "schedule_id", def.ID, "workflow", def.Workflow, "cron", def.Cron, logKeyName, requester(c))
+	s.log.Info("schedule created", logkey.ScheduleID, def.ID, logkey.Workflow, def.Workflow, logkey.Cron, def.Cron, logkey.KeyName, requester(c))
 	c.Header("Location", "/schedules/"+def.ID)
 	respond(c, http.StatusCreated, newScheduleDoc(statestore.StoredSchedule{Def: def, Next: next}))
 }

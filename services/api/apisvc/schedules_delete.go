@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
@@ -27,6 +28,6 @@ func (s *Server) deleteSchedule(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("schedule deleted", "schedule_id", id, logKeyName, requester(c))
+	s.log.Info("schedule deleted", logkey.ScheduleID, id, logkey.KeyName, requester(c))
 	c.Status(http.StatusNoContent)
 }

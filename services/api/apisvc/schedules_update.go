@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
@@ -69,7 +70,7 @@ func (s *Server) updateSchedule(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("schedule updated", "schedule_id", id, "workflow", def.Workflow, "enabled", def.Enabled, logKeyName, requester(c))
+	s.log.Info("schedule updated", logkey.ScheduleID, id, logkey.Workflow, def.Workflow, logkey.Enabled, def.Enabled, logkey.KeyName, requester(c))
 	st, err = s.loadSchedule(c, id)
 	if err != nil {
 		abort(c, err)

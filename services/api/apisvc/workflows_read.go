@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
@@ -183,7 +184,7 @@ func (s *Server) deleteWorkflow(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("workflow deleted", "workflow", name, logKeyName, requester(c))
+	s.log.Info("workflow deleted", logkey.Workflow, name, logkey.KeyName, requester(c))
 	c.Status(http.StatusNoContent)
 }
 

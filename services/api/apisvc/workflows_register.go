@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/gin-gonic/gin"
 )
 
@@ -55,7 +56,7 @@ func (s *Server) registerWorkflow(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("workflow registered", "workflow", def.Name, "version", v, logKeyName, requester(c))
+	s.log.Info("workflow registered", logkey.Workflow, def.Name, logkey.Version, v, logkey.KeyName, requester(c))
 	c.Header("Location", "/workflows/"+def.Name)
 	respond(c, http.StatusCreated, workflowRef{Name: def.Name, Version: v})
 }

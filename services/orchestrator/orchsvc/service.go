@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
@@ -70,12 +71,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		_ = prod.Close()
 		return nil, fmt.Errorf("orchestrator consumer: %w", err)
 	}
-	log := cfg.Logger.With("component", "orchestrator", "orchestrator_id", cfg.ID)
+	log := cfg.Logger.With(logkey.Component, "orchestrator", logkey.OrchestratorID, cfg.ID)
 	locker := redislock.New(cfg.Redis)
 	s := &Service{
 		cfg: cfg, log: log, rdb: cfg.Redis, keys: cfg.Keys, locker: locker,
 		cons: cons, prod: prod, owned: map[string]*owned{}, fences: fenceMemory{},
-		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
+		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With(logkey.Component, "orchestrator-leases")),
 		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
 		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg, log),
 	}
@@ -107,7 +108,7 @@ func (s *Service) Run(ctx context.Context) error {
 	duties.Go(func() { s.maintain(pumpCtx) })
 	duties.Go(func() { s.sched.run(pumpCtx) })
 	go s.leases.keepAlive(pumpCtx, min(s.cfg.LockTTL/3, s.cfg.IdleRelease/2))
-	s.log.Info("orchestrator started", "group", s.cfg.Group)
+	s.log.Info("orchestrator started", logkey.Group, s.cfg.Group)
 	for {
 		select {
 		case <-ctx.Done():
@@ -136,7 +137,7 @@ func (s *Service) pump(ctx context.Context, out chan<- []eventbus.Message) {
 		msgs, err := s.cons.Fetch(ctx, s.cfg.BatchMax)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Warn("fetch failed; retrying", "err", err, "backoff", backoff)
+				s.log.Warn("fetch failed; retrying", logkey.Err, err, logkey.Backoff, backoff)
 				sleep(ctx, backoff)
 				backoff = min(2*backoff, 5*time.Second)
 			}
@@ -165,10 +166,10 @@ func (s *Service) close() {
 	defer cancel()
 	s.disownAll(ctx)
 	if err := s.cons.Close(); err != nil {
-		s.log.Warn("close consumer", "err", err)
+		s.log.Warn("close consumer", logkey.Err, err)
 	}
 	if err := s.prod.Close(); err != nil {
-		s.log.Warn("close producer", "err", err)
+		s.log.Warn("close producer", logkey.Err, err)
 	}
 	s.log.Info("orchestrator stopped")
 }

@@ -3,6 +3,7 @@ package orchsvc
 import (
 	"context"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/runstate"
 )
 
@@ -26,6 +27,6 @@ func (s *Service) announceStops(ctx context.Context, applied []*runBatch) {
 		return
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		s.log.Warn("announce stopped attempts; workers will see them at their next heartbeat", "runs", n, "err", err)
+		s.log.Warn("announce stopped attempts; workers will see them at their next heartbeat", logkey.Runs, n, logkey.Err, err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/worker"
@@ -101,14 +102,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		n, err := handler.ReapOrphans(cfg.ID)
 		switch {
 		case err != nil:
-			logger.Warn("reap orphaned shell tasks", "err", err)
+			logger.Warn("reap orphaned shell tasks", logkey.Err, err)
 		case n > 0:
-			logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", cfg.ID, "processes", n)
+			logger.Warn("killed processes left by shell tasks of a killed predecessor", logkey.WorkerID, cfg.ID, logkey.Processes, n)
 		}
 	}
 	eg := cfg.Handler.Egress
 	logger.Info("http and llm egress: public addresses, the LLM endpoint and what is allowed",
-		"allow", eg.Allow.String(), "allow_loopback", eg.AllowLoopback, "own_listeners_refused", len(eg.Own))
+		logkey.Allow, eg.Allow.String(), logkey.AllowLoopback, eg.AllowLoopback, logkey.OwnListenersRefused, len(eg.Own))
 	handlers, err := enabledHandlers(cfg)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
