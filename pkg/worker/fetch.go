@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
@@ -32,7 +33,7 @@ func (w *Worker) fetchLoop(ctx context.Context, cons *eventbus.Consumer, prod *e
 				return fmt.Errorf("worker %s fetch %s: %w", w.cfg.ID, eventsv1.TopicTaskDispatch, err)
 			}
 			w.log.Warn("fetch dispatches", logkey.Try, failures+1, logkey.Err, err)
-			if !sleepCtx(ctx, backoff(failures)) {
+			if clock.Sleep(ctx, backoff(failures)) != nil {
 				return nil
 			}
 			failures++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/worker/internal/failpoint"
@@ -110,7 +111,7 @@ func (w *Worker) publish(ctx context.Context, prod *eventbus.Producer, batch []o
 			break
 		}
 		w.log.Warn("publish task results", logkey.Results, len(msgs), logkey.Try, try+1, logkey.Err, err)
-		if !sleepCtx(ctx, backoff(try)) {
+		if clock.Sleep(ctx, backoff(try)) != nil {
 			w.log.Error("task results lost at shutdown; their claims expire and the reconciler retries them", logkey.Results, len(msgs))
 			return
 		}

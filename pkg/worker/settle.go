@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -174,7 +175,7 @@ func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) (
 			return res, true
 		}
 		w.log.Warn("claim dispatches", logkey.Dispatches, len(reqs), logkey.Try, try+1, logkey.Err, err)
-		if !sleepCtx(ctx, backoff(try)) {
+		if clock.Sleep(ctx, backoff(try)) != nil {
 			return nil, false
 		}
 	}
@@ -194,7 +195,7 @@ func (w *Worker) deadLetter(ctx context.Context, prod *eventbus.Producer, m even
 			return true
 		}
 		w.log.Warn("dead-letter dispatch", logkey.Try, try+1, logkey.Err, err)
-		if !sleepCtx(ctx, backoff(try)) {
+		if clock.Sleep(ctx, backoff(try)) != nil {
 			return false
 		}
 	}

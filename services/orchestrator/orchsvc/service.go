@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -152,14 +153,8 @@ func (s *Service) pump(ctx context.Context, out chan<- []eventbus.Message) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
+// sleep is clock.Sleep for callers that check ctx.Err() themselves.
+func sleep(ctx context.Context, d time.Duration) { _ = clock.Sleep(ctx, d) }
 
 func (s *Service) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
