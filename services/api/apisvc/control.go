@@ -50,15 +50,9 @@ var controls = []controlSpec{
 func (s *Server) control(spec controlSpec) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, body, err := controlRequest(c)
-		if err != nil {
-			abort(c, err)
-			return
-		}
-		ctx, cancel := s.requestCtx(c)
+		r, ctx, cancel := s.runFor(c, id, err)
 		defer cancel()
-		r, err := s.loadRun(ctx, id)
-		if err != nil {
-			abort(c, err)
+		if r == nil {
 			return
 		}
 		node, err := rerunFrom(c, spec, r)
@@ -127,22 +121,16 @@ func (s *Server) approval(approve bool) gin.HandlerFunc {
 	}
 	return func(c *gin.Context) {
 		id, body, err := controlRequest(c)
-		if err != nil {
-			abort(c, err)
-			return
-		}
-		node, err := nodeParam(c)
-		if err != nil {
-			abort(c, err)
-			return
-		}
-		ctx, cancel := s.requestCtx(c)
-		defer cancel()
-		r, err := s.loadRun(ctx, id)
+		var node string
 		if err == nil {
-			err = checkApproval(r, node)
+			node, err = nodeParam(c)
 		}
-		if err != nil {
+		r, ctx, cancel := s.runFor(c, id, err)
+		defer cancel()
+		if r == nil {
+			return
+		}
+		if err := checkApproval(r, node); err != nil {
 			abort(c, err)
 			return
 		}

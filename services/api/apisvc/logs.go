@@ -81,10 +81,7 @@ func (s *Server) taskLogs(c *gin.Context) {
 func (s *Server) logTargetOf(ctx context.Context, c *gin.Context) (logTarget, error) {
 	var t logTarget
 	var err error
-	if t.run, err = runParam(c); err != nil {
-		return t, err
-	}
-	if t.node, err = nodeParam(c); err != nil {
+	if t.run, t.node, err = runNodeParams(c); err != nil {
 		return t, err
 	}
 	if t.inst, err = intQuery(c, "instance", 0, 0, math.MaxInt32); err != nil {

@@ -44,11 +44,10 @@ var idempotencyKeyShape = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
 // starts over once from a fresh lookup before it answers.
 func (s *Server) createRun(c *gin.Context) {
 	name, req, err := runRequestOf(c)
-	if err != nil {
-		abort(c, err)
-		return
+	var wait time.Duration
+	if err == nil {
+		wait, err = waitQuery(c)
 	}
-	wait, err := waitQuery(c)
 	if err != nil {
 		abort(c, err)
 		return

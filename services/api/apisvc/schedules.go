@@ -64,6 +64,15 @@ func scheduleParam(c *gin.Context) (string, error) {
 	return id, nil
 }
 
+// scheduleErr answers a schedule that is not there with a 404 and passes
+// any other error on.
+func scheduleErr(id string, err error) error {
+	if errors.Is(err, statestore.ErrNotFound) {
+		return errNotFound("schedule %q not found", id)
+	}
+	return err
+}
+
 // applyBody merges the fields a body sent into def (defaults for a new
 // schedule are set by the caller) and reports whether its timing changed.
 func applyBody(def *statestore.ScheduleDef, b scheduleBody) (timing bool) {

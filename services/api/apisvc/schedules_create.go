@@ -16,23 +16,9 @@ import (
 // {workflow, cron, timezone, input, enabled, overlap}; workflow and cron
 // are required, timezone defaults to UTC, enabled to true, overlap to skip.
 func (s *Server) createSchedule(c *gin.Context) {
-	raw, err := readJSONBody(c)
+	body, err := scheduleBodyOf(c, "workflow", "cron")
 	if err != nil {
 		abort(c, err)
-		return
-	}
-	body, errs, err := decodeScheduleBody(raw)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	for _, name := range []string{"workflow", "cron"} {
-		if !body.Sent[name] {
-			errs = append(errs, FieldError{"$." + name, name + " is required"})
-		}
-	}
-	if len(errs) > 0 {
-		abort(c, errInvalid(scheduleDetail(errs), errs))
 		return
 	}
 	now := time.Now()

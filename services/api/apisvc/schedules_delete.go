@@ -1,11 +1,9 @@
 package apisvc
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/braidhq/braid/pkg/logkey"
-	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
 
@@ -19,12 +17,7 @@ func (s *Server) deleteSchedule(c *gin.Context) {
 	}
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
-	err = s.keys.DeleteSchedule(ctx, s.rdb, id)
-	if errors.Is(err, statestore.ErrNotFound) {
-		abort(c, errNotFound("schedule %q not found", id))
-		return
-	}
-	if err != nil {
+	if err := scheduleErr(id, s.keys.DeleteSchedule(ctx, s.rdb, id)); err != nil {
 		abort(c, err)
 		return
 	}

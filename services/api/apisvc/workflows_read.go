@@ -91,12 +91,7 @@ func (s *Server) listWorkflows(c *gin.Context) {
 
 // getWorkflow returns the latest version of a workflow, or ?version=N.
 func (s *Server) getWorkflow(c *gin.Context) {
-	name, err := nameParam(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	v, err := versionQuery(c)
+	name, v, err := workflowVersionParams(c)
 	if err != nil {
 		abort(c, err)
 		return
@@ -109,12 +104,7 @@ func versionQuery(c *gin.Context) (int, error) { return intQuery(c, "version", 0
 
 // workflowVersions lists a workflow's versions, or shows ?version=N.
 func (s *Server) workflowVersions(c *gin.Context) {
-	name, err := nameParam(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	v, err := versionQuery(c)
+	name, v, err := workflowVersionParams(c)
 	if err != nil {
 		abort(c, err)
 		return
