@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
@@ -114,13 +115,7 @@ func (c Config) withDefaults() Config {
 
 // validate reports every problem of a defaulted Config at once.
 func (c Config) validate() error {
-	var errs []error
-	if c.Redis == nil {
-		errs = append(errs, errors.New("Redis client is required"))
-	}
-	if len(c.Bus.Brokers) == 0 {
-		errs = append(errs, errors.New("Bus.Brokers is required"))
-	}
+	errs := []error{envconf.Required("Redis client", c.Redis == nil), envconf.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if len(c.Handlers) == 0 {
 		errs = append(errs, errors.New("Handlers is empty"))
 	}
@@ -129,19 +124,12 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Errorf("handler %q: empty name or nil handler", name))
 		}
 	}
-	errs = append(errs, positive("Concurrency", c.Concurrency), positive("MaxInlineOutput", c.MaxInlineOutput),
-		positive("LogLinesCap", c.LogLinesCap), positive("HeartbeatInterval", c.HeartbeatInterval),
-		positive("StartNotice", c.StartNotice), positive("LogFlushInterval", c.LogFlushInterval),
-		positive("DrainTimeout", c.DrainTimeout), positive("LivenessTimeout", c.LivenessTimeout))
+	errs = append(errs, envconf.Positive("Concurrency", c.Concurrency), envconf.Positive("MaxInlineOutput", c.MaxInlineOutput),
+		envconf.Positive("LogLinesCap", c.LogLinesCap), envconf.Positive("HeartbeatInterval", c.HeartbeatInterval),
+		envconf.Positive("StartNotice", c.StartNotice), envconf.Positive("LogFlushInterval", c.LogFlushInterval),
+		envconf.Positive("DrainTimeout", c.DrainTimeout), envconf.Positive("LivenessTimeout", c.LivenessTimeout))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker config: %w", err)
-	}
-	return nil
-}
-
-func positive[T int | time.Duration](name string, v T) error {
-	if v <= 0 {
-		return fmt.Errorf("%s must be positive, got %v", name, v)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -171,13 +172,7 @@ func (c Config) withDefaults() Config {
 
 // validate reports every invalid field of a defaulted config.
 func (c Config) validate() error {
-	var errs []error
-	if c.Redis == nil {
-		errs = append(errs, errors.New("Redis client is required"))
-	}
-	if len(c.Bus.Brokers) == 0 {
-		errs = append(errs, errors.New("Bus.Brokers is required"))
-	}
+	errs := []error{envconf.Required("Redis client", c.Redis == nil), envconf.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if len(c.APIKeys) == 0 && !c.AuthOff {
 		errs = append(errs, errNoKeys)
 	}
@@ -185,19 +180,13 @@ func (c Config) validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.checkShellKeys()...)
-	for _, f := range []struct {
-		name string
-		bad  bool
-	}{
-		{"MaxBodyBytes", c.MaxBodyBytes < 1}, {"KeepAlive", c.KeepAlive <= 0}, {"SSEBuffer", c.SSEBuffer < 1}, {"MaxWaiters", c.MaxWaiters < 1}, {"WaitRecheck", c.WaitRecheck <= 0},
-		{"LogPoll", c.LogPoll <= 0}, {"RequestTimeout", c.RequestTimeout <= 0}, {"ShutdownTimeout", c.ShutdownTimeout <= 0},
-		{"RateBurst", c.RateBurst < 1}, {"ReadHeaderTimeout", c.ReadHeaderTimeout <= 0}, {"ReadTimeout", c.ReadTimeout <= 0},
-		{"WriteTimeout", c.WriteTimeout <= 0}, {"IdleTimeout", c.IdleTimeout <= 0}, {"MaxHeaderBytes", c.MaxHeaderBytes < 1},
-	} {
-		if f.bad {
-			errs = append(errs, fmt.Errorf("%s must be positive", f.name))
-		}
-	}
+	errs = append(errs, envconf.Positive("MaxBodyBytes", c.MaxBodyBytes), envconf.Positive("KeepAlive", c.KeepAlive),
+		envconf.Positive("SSEBuffer", c.SSEBuffer), envconf.Positive("MaxWaiters", c.MaxWaiters),
+		envconf.Positive("WaitRecheck", c.WaitRecheck), envconf.Positive("LogPoll", c.LogPoll),
+		envconf.Positive("RequestTimeout", c.RequestTimeout), envconf.Positive("ShutdownTimeout", c.ShutdownTimeout),
+		envconf.Positive("RateBurst", c.RateBurst), envconf.Positive("ReadHeaderTimeout", c.ReadHeaderTimeout),
+		envconf.Positive("ReadTimeout", c.ReadTimeout), envconf.Positive("WriteTimeout", c.WriteTimeout),
+		envconf.Positive("IdleTimeout", c.IdleTimeout), envconf.Positive("MaxHeaderBytes", c.MaxHeaderBytes))
 	if c.WriteTimeout <= c.ReadTimeout {
 		errs = append(errs, fmt.Errorf("WriteTimeout (%s) must exceed ReadTimeout (%s)", c.WriteTimeout, c.ReadTimeout))
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
@@ -119,13 +120,7 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	var errs []error
-	if c.Redis == nil {
-		errs = append(errs, errors.New("Redis client is required"))
-	}
-	if len(c.Bus.Brokers) == 0 {
-		errs = append(errs, errors.New("Bus.Brokers is required"))
-	}
+	errs := []error{envconf.Required("Redis client", c.Redis == nil), envconf.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if c.LockTTL < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("LockTTL %s is below 100ms", c.LockTTL))
 	}
