@@ -117,6 +117,7 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	errs := []error{envconf.Required("Redis client", c.Redis == nil), envconf.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if len(c.Handlers) == 0 {
+		//lint:ignore ST1005 config errors start with the Config field's name (Handlers), as envconf.Required's do
 		errs = append(errs, errors.New("Handlers is empty"))
 	}
 	for name, h := range c.Handlers {
