@@ -88,7 +88,7 @@ func errInvalid(detail string, errs []FieldError) *apiError {
 	e.errs = errs
 	if len(errs) > dag.MaxProblems+1 { // dag's own lists end at MaxProblems+1
 		more := len(errs) - dag.MaxProblems
-		e.errs = append(errs[:dag.MaxProblems:dag.MaxProblems], FieldError{"$", fmt.Sprintf("%d more problems not shown", more)})
+		e.errs = append(errs[:dag.MaxProblems:dag.MaxProblems], FieldError{Path: "$", Message: fmt.Sprintf("%d more problems not shown", more)})
 	}
 	return e
 }

@@ -82,7 +82,7 @@ func scheduleBodyOf(c *gin.Context, required ...string) (scheduleBody, error) {
 	}
 	for _, name := range required {
 		if !body.Sent[name] {
-			errs = append(errs, FieldError{"$." + name, name + " is required"})
+			errs = append(errs, FieldError{Path: "$." + name, Message: name + " is required"})
 		}
 	}
 	if len(errs) > 0 {
