@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/braidhq/braid/pkg/envconf"
+	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
@@ -115,9 +115,9 @@ func (c Config) withDefaults() Config {
 
 // validate reports every problem of a defaulted Config at once.
 func (c Config) validate() error {
-	errs := []error{envconf.Required("Redis client", c.Redis == nil), envconf.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
+	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if len(c.Handlers) == 0 {
-		//lint:ignore ST1005 config errors start with the Config field's name (Handlers), as envconf.Required's do
+		//lint:ignore ST1005 config errors start with the Config field's name (Handlers), as confcheck.Required's do
 		errs = append(errs, errors.New("Handlers is empty"))
 	}
 	for name, h := range c.Handlers {
@@ -125,10 +125,10 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Errorf("handler %q: empty name or nil handler", name))
 		}
 	}
-	errs = append(errs, envconf.Positive("Concurrency", c.Concurrency), envconf.Positive("MaxInlineOutput", c.MaxInlineOutput),
-		envconf.Positive("LogLinesCap", c.LogLinesCap), envconf.Positive("HeartbeatInterval", c.HeartbeatInterval),
-		envconf.Positive("StartNotice", c.StartNotice), envconf.Positive("LogFlushInterval", c.LogFlushInterval),
-		envconf.Positive("DrainTimeout", c.DrainTimeout), envconf.Positive("LivenessTimeout", c.LivenessTimeout))
+	errs = append(errs, confcheck.Positive("Concurrency", c.Concurrency), confcheck.Positive("MaxInlineOutput", c.MaxInlineOutput),
+		confcheck.Positive("LogLinesCap", c.LogLinesCap), confcheck.Positive("HeartbeatInterval", c.HeartbeatInterval),
+		confcheck.Positive("StartNotice", c.StartNotice), confcheck.Positive("LogFlushInterval", c.LogFlushInterval),
+		confcheck.Positive("DrainTimeout", c.DrainTimeout), confcheck.Positive("LivenessTimeout", c.LivenessTimeout))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker config: %w", err)
 	}

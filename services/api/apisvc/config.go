@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/braidhq/braid/pkg/envconf"
+	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -172,7 +172,7 @@ func (c Config) withDefaults() Config {
 
 // validate reports every invalid field of a defaulted config.
 func (c Config) validate() error {
-	errs := []error{envconf.Required("Redis client", c.Redis == nil), envconf.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
+	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if len(c.APIKeys) == 0 && !c.AuthOff {
 		errs = append(errs, errNoKeys)
 	}
@@ -180,13 +180,13 @@ func (c Config) validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.checkShellKeys()...)
-	errs = append(errs, envconf.Positive("MaxBodyBytes", c.MaxBodyBytes), envconf.Positive("KeepAlive", c.KeepAlive),
-		envconf.Positive("SSEBuffer", c.SSEBuffer), envconf.Positive("MaxWaiters", c.MaxWaiters),
-		envconf.Positive("WaitRecheck", c.WaitRecheck), envconf.Positive("LogPoll", c.LogPoll),
-		envconf.Positive("RequestTimeout", c.RequestTimeout), envconf.Positive("ShutdownTimeout", c.ShutdownTimeout),
-		envconf.Positive("RateBurst", c.RateBurst), envconf.Positive("ReadHeaderTimeout", c.ReadHeaderTimeout),
-		envconf.Positive("ReadTimeout", c.ReadTimeout), envconf.Positive("WriteTimeout", c.WriteTimeout),
-		envconf.Positive("IdleTimeout", c.IdleTimeout), envconf.Positive("MaxHeaderBytes", c.MaxHeaderBytes))
+	errs = append(errs, confcheck.Positive("MaxBodyBytes", c.MaxBodyBytes), confcheck.Positive("KeepAlive", c.KeepAlive),
+		confcheck.Positive("SSEBuffer", c.SSEBuffer), confcheck.Positive("MaxWaiters", c.MaxWaiters),
+		confcheck.Positive("WaitRecheck", c.WaitRecheck), confcheck.Positive("LogPoll", c.LogPoll),
+		confcheck.Positive("RequestTimeout", c.RequestTimeout), confcheck.Positive("ShutdownTimeout", c.ShutdownTimeout),
+		confcheck.Positive("RateBurst", c.RateBurst), confcheck.Positive("ReadHeaderTimeout", c.ReadHeaderTimeout),
+		confcheck.Positive("ReadTimeout", c.ReadTimeout), confcheck.Positive("WriteTimeout", c.WriteTimeout),
+		confcheck.Positive("IdleTimeout", c.IdleTimeout), confcheck.Positive("MaxHeaderBytes", c.MaxHeaderBytes))
 	if c.WriteTimeout <= c.ReadTimeout {
 		errs = append(errs, fmt.Errorf("WriteTimeout (%s) must exceed ReadTimeout (%s)", c.WriteTimeout, c.ReadTimeout))
 	}

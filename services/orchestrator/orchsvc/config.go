@@ -13,7 +13,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/braidhq/braid/pkg/envconf"
+	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
@@ -120,7 +120,7 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	errs := []error{envconf.Required("Redis client", c.Redis == nil), envconf.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
+	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if c.LockTTL < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("LockTTL %s is below 100ms", c.LockTTL))
 	}

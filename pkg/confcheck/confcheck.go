@@ -1,16 +1,16 @@
-package envconf
+// Package confcheck holds the checks every Config constructor (worker,
+// orchestrator, api) makes of the settings it is given, whether they came
+// from the environment (pkg/envconf) or from code that composes the
+// services (braid dev, the e2e suite). Each returns nil when the setting is
+// fine, so a constructor appends every result and reports them all at once
+// with errors.Join, which skips the nils. It imports only the standard
+// library: the worker SDK uses it and must not pull in envconf's Kafka SASL.
+package confcheck
 
 import (
 	"fmt"
 	"time"
 )
-
-// The checks every Config constructor (worker, orchestrator, api) makes of
-// the settings it is given, whether they came from the environment through
-// a Reader or from code that composes the services (braid dev, the e2e
-// suite). Each returns nil when the setting is fine, so a constructor
-// appends every result and reports them all at once with errors.Join,
-// which skips the nils.
 
 // Required reports a dependency a Config must be given (a Redis client, the
 // brokers): "<name> is required" when missing is true.
