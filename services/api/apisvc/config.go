@@ -161,12 +161,8 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
 	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
 	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Bus.Logger == nil {
-		c.Bus.Logger = c.Logger
-	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c
 }
 

@@ -110,15 +110,12 @@ func (c Config) withDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Bus.Logger == nil {
-		c.Bus.Logger = c.Logger
-	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c
 }
 
+// validate reports every problem of a defaulted Config at once.
 func (c Config) validate() error {
 	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if c.LockTTL < 100*time.Millisecond {
