@@ -14,14 +14,6 @@ import (
 // (`make chaos`); otherwise the fault tests run their short versions.
 func chaos() bool { return os.Getenv("BRAID_CHAOS") == "1" }
 
-// chaosOnly skips t unless BRAID_CHAOS=1, saying why it is not yet part of
-// `make test`.
-func chaosOnly(t *testing.T, why string) {
-	if !chaos() {
-		t.Skip("make chaos only: " + why)
-	}
-}
-
 // scale picks the short or the full count.
 func scale[T any](short, full T) T {
 	if chaos() {

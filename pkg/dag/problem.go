@@ -107,9 +107,3 @@ func plainKey(k string) bool {
 	}
 	return true
 }
-
-// under reports whether path is at or below prefix.
-func under(path, prefix string) bool {
-	rest, ok := strings.CutPrefix(path, prefix)
-	return ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
-}

@@ -2,6 +2,7 @@ package eventbus
 
 import (
 	"context"
+	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"sync"
 	"time"
@@ -123,6 +124,6 @@ func (c *Committer) flush() {
 	if err := c.cons.Commit(ctx, msgs...); err != nil {
 		// A rebalance moved a partition, or the broker is away: its next
 		// owner gets the records again and handles them idempotently.
-		c.log.Warn("commit failed; records will be delivered again", "partitions", len(msgs), "err", err)
+		c.log.Warn("commit failed; records will be delivered again", logkey.Partitions, len(msgs), logkey.Err, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
 )
@@ -179,7 +180,7 @@ func (c Config) errorLogger() kafka.Logger {
 	if c.Logger == nil {
 		return nil
 	}
-	l := c.Logger.With("component", "kafka-go")
+	l := c.Logger.With(logkey.Component, "kafka-go")
 	return kafka.LoggerFunc(func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) })
 }
 
@@ -190,7 +191,7 @@ func (c Config) infoLogger() kafka.Logger {
 	if c.Logger == nil {
 		return nil
 	}
-	l := c.Logger.With("component", "kafka-go")
+	l := c.Logger.With(logkey.Component, "kafka-go")
 	return kafka.LoggerFunc(func(format string, args ...any) {
 		if !strings.HasPrefix(format, "no messages received") && l.Enabled(context.Background(), slog.LevelDebug) {
 			l.Debug(fmt.Sprintf(format, args...))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -80,11 +81,11 @@ func NewConsumer(ctx context.Context, cfg Config, group string, topics ...string
 	}
 	cfg, note := fitSession(ctx, cfg)
 	if note != "" && cfg.Logger != nil {
-		cfg.Logger.Warn("consumer group session adjusted to the brokers' limits", "group", group, "detail", note)
+		cfg.Logger.Warn("consumer group session adjusted to the brokers' limits", logkey.Group, group, logkey.Detail, note)
 	}
 	if n, err := evictPredecessors(ctx, cfg, group); cfg.Logger != nil && (err != nil || n > 0) {
 		// Best effort: without it the old members expire after SessionTimeout.
-		cfg.Logger.Info("evicted members of this instance's previous incarnation", "group", group, "instance", cfg.InstanceID, "evicted", n, "error", err)
+		cfg.Logger.Info("evicted members of this instance's previous incarnation", logkey.Group, group, logkey.GroupInstance, cfg.InstanceID, logkey.Evicted, n, logkey.Err, err)
 	}
 	r := kafka.NewReader(readerConfig(cfg, group, wire))
 	// The pump outlives ctx, which bounds start-up only: Close ends it.

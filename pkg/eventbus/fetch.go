@@ -3,7 +3,7 @@ package eventbus
 import (
 	"context"
 	"fmt"
-	"time"
+	"github.com/braidhq/braid/pkg/clock"
 )
 
 // Fetch blocks until at least one record is available (or ctx ends, or the
@@ -77,7 +77,7 @@ func (c *Consumer) pump(ctx context.Context) {
 			case c.errs <- err:
 			default:
 			}
-			if !pause(ctx, c.cfg.JoinGroupBackoff) {
+			if clock.Sleep(ctx, c.cfg.JoinGroupBackoff) != nil {
 				return
 			}
 			continue
@@ -87,17 +87,5 @@ func (c *Consumer) pump(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-	}
-}
-
-// pause waits d; it reports false if ctx ended first.
-func pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

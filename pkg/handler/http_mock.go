@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/worker"
 )
 
@@ -13,7 +14,7 @@ import (
 // text so seed-style templates such as << fetch.result >> resolve.
 func httpMock(ctx context.Context, task *worker.Task, c httpConfig) (any, error) {
 	start := time.Now()
-	if err := sleepCtx(ctx, time.Duration(c.MockDelay)); err != nil {
+	if err := clock.Sleep(ctx, time.Duration(c.MockDelay)); err != nil {
 		return nil, ctxError(ctx, "http mock", start)
 	}
 	echo, err := decodeAny(c.Body)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/worker"
 )
 
@@ -52,7 +53,7 @@ func handleSimulate(ctx context.Context, task *worker.Task) (any, error) {
 		return nil, configError("simulate", err)
 	}
 	start := time.Now()
-	if err := sleepCtx(ctx, time.Duration(c.Duration)); err != nil {
+	if err := clock.Sleep(ctx, time.Duration(c.Duration)); err != nil {
 		return nil, ctxError(ctx, "simulate", start)
 	}
 	if simulatedFailure(task.IdempotencyKey, c.FailProbability) {

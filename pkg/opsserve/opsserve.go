@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/buildinfo"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -90,10 +91,10 @@ func start(cfg Config, logger *slog.Logger, b bounds) (*Server, error) {
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("ops server stopped", "addr", s.addr, "err", err)
+			logger.Error("ops server stopped", logkey.Addr, s.addr, logkey.Err, err)
 		}
 	}()
-	logger.Info("ops endpoints listening: /healthz /readyz /metrics", "addr", s.addr)
+	logger.Info("ops endpoints listening: /healthz /readyz /metrics", logkey.Addr, s.addr)
 	return s, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"net"
 	"net/http"
@@ -67,10 +68,10 @@ func start(addr string, logger *slog.Logger, b bounds) (*Server, error) {
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("pprof server stopped", "addr", ln.Addr().String(), "err", err)
+			logger.Error("pprof server stopped", logkey.Addr, ln.Addr().String(), logkey.Err, err)
 		}
 	}()
-	logger.Info("pprof listening", "addr", ln.Addr().String())
+	logger.Info("pprof listening", logkey.Addr, ln.Addr().String())
 	return s, nil
 }
 

@@ -9,6 +9,7 @@ package svcmain
 import (
 	"context"
 	"errors"
+	"github.com/braidhq/braid/pkg/logkey"
 	"io"
 	"log/slog"
 	"os"
@@ -60,12 +61,12 @@ func main[E Env](args []string, stderr io.Writer, name string, load func() (E, e
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: set.LogLevel}))
 	if err != nil {
-		logger.Error(name+" cannot start", "err", err)
+		logger.Error(name+" cannot start", logkey.Err, err)
 		return ExitConfig
 	}
 	prof, err := pprofserve.Start(set.PprofAddr, logger)
 	if err != nil {
-		logger.Error(name+" cannot start", "err", err)
+		logger.Error(name+" cannot start", logkey.Err, err)
 		return ExitConfig
 	}
 	defer prof.Stop()
@@ -77,10 +78,10 @@ func main[E Env](args []string, stderr io.Writer, name string, load func() (E, e
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &bad):
-		logger.Error(name+" cannot start", "err", bad.err)
+		logger.Error(name+" cannot start", logkey.Err, bad.err)
 		return ExitConfig
 	default:
-		logger.Error(name+" failed", "err", err)
+		logger.Error(name+" failed", logkey.Err, err)
 		return ExitFailed
 	}
 }

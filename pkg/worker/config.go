@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
@@ -114,14 +115,9 @@ func (c Config) withDefaults() Config {
 
 // validate reports every problem of a defaulted Config at once.
 func (c Config) validate() error {
-	var errs []error
-	if c.Redis == nil {
-		errs = append(errs, errors.New("Redis client is required"))
-	}
-	if len(c.Bus.Brokers) == 0 {
-		errs = append(errs, errors.New("Bus.Brokers is required"))
-	}
+	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if len(c.Handlers) == 0 {
+		//lint:ignore ST1005 config errors start with the Config field's name (Handlers), as confcheck.Required's do
 		errs = append(errs, errors.New("Handlers is empty"))
 	}
 	for name, h := range c.Handlers {
@@ -129,19 +125,12 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Errorf("handler %q: empty name or nil handler", name))
 		}
 	}
-	errs = append(errs, positive("Concurrency", c.Concurrency), positive("MaxInlineOutput", c.MaxInlineOutput),
-		positive("LogLinesCap", c.LogLinesCap), positive("HeartbeatInterval", c.HeartbeatInterval),
-		positive("StartNotice", c.StartNotice), positive("LogFlushInterval", c.LogFlushInterval),
-		positive("DrainTimeout", c.DrainTimeout), positive("LivenessTimeout", c.LivenessTimeout))
+	errs = append(errs, confcheck.Positive("Concurrency", c.Concurrency), confcheck.Positive("MaxInlineOutput", c.MaxInlineOutput),
+		confcheck.Positive("LogLinesCap", c.LogLinesCap), confcheck.Positive("HeartbeatInterval", c.HeartbeatInterval),
+		confcheck.Positive("StartNotice", c.StartNotice), confcheck.Positive("LogFlushInterval", c.LogFlushInterval),
+		confcheck.Positive("DrainTimeout", c.DrainTimeout), confcheck.Positive("LivenessTimeout", c.LivenessTimeout))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker config: %w", err)
-	}
-	return nil
-}
-
-func positive[T int | time.Duration](name string, v T) error {
-	if v <= 0 {
-		return fmt.Errorf("%s must be positive, got %v", name, v)
 	}
 	return nil
 }

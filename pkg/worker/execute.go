@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/logkey"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -44,7 +45,7 @@ func (w *Worker) call(a *attempt) (out any, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			a.log.Error("handler panicked", "panic", a.mask.str(fmt.Sprint(r)))
+			a.log.Error("handler panicked", logkey.Panic, a.mask.str(fmt.Sprint(r)))
 			a.logs.add("handler", fmt.Sprintf("panic: %v\n%s", r, debug.Stack()))
 			out, err = nil, Permanent(fmt.Errorf("handler panicked: %v", r))
 		}
@@ -91,7 +92,7 @@ func (w *Worker) conclude(a *attempt, out any, err error, finished time.Time) {
 		w.flushLogs(a)
 		w.inflight.remove(a)
 		w.stats.stopped.Add(1)
-		a.log.Info("attempt stopped; its result is not published", "reason", s.reason.String())
+		a.log.Info("attempt stopped; its result is not published", logkey.Reason, s.reason.String())
 		return
 	}
 	if err != nil && errors.Is(context.Cause(a.ctx), errShutdown) {
@@ -101,7 +102,7 @@ func (w *Worker) conclude(a *attempt, out any, err error, finished time.Time) {
 	}
 	res := w.finalResult(a, out, err, finished)
 	w.flushLogs(a)
-	a.log.Debug("attempt finished", "status", res.GetStatus().String(), "duration", finished.Sub(a.started), keyErr, res.GetError())
+	a.log.Debug("attempt finished", logkey.Status, res.GetStatus().String(), logkey.Duration, finished.Sub(a.started), logkey.Err, res.GetError())
 	if !w.out.push(outgoing{result: res, final: a}) {
 		a.log.Warn("attempt finished after the worker stopped; result not published")
 		w.inflight.remove(a)
@@ -132,7 +133,7 @@ func (w *Worker) handBack(a *attempt) {
 	ctx, cancel := w.io()
 	defer cancel()
 	if err := w.keys.ReleaseClaim(ctx, w.rdb, a.id, w.holder.String()); err != nil {
-		a.log.Warn("hand back attempt: its claim will expire instead", keyErr, err)
+		a.log.Warn("hand back attempt: its claim will expire instead", logkey.Err, err)
 	} else {
 		a.log.Info("attempt handed back")
 	}
@@ -146,6 +147,6 @@ func (w *Worker) flushLogs(a *attempt) {
 	ctx, cancel := w.io()
 	defer cancel()
 	if err := a.logs.flush(ctx, w.rdb); err != nil {
-		a.log.Warn("flush attempt logs", keyErr, err)
+		a.log.Warn("flush attempt logs", logkey.Err, err)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -30,8 +32,8 @@ func (w *Worker) fetchLoop(ctx context.Context, cons *eventbus.Consumer, prod *e
 			case errors.Is(err, eventbus.ErrClosed):
 				return fmt.Errorf("worker %s fetch %s: %w", w.cfg.ID, eventsv1.TopicTaskDispatch, err)
 			}
-			w.log.Warn("fetch dispatches", "try", failures+1, keyErr, err)
-			if !sleepCtx(ctx, backoff(failures)) {
+			w.log.Warn("fetch dispatches", logkey.Try, failures+1, logkey.Err, err)
+			if clock.Sleep(ctx, backoff(failures)) != nil {
 				return nil
 			}
 			failures++

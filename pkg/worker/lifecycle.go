@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // Shutdown bounds beyond Config.DrainTimeout.
@@ -72,11 +73,11 @@ func (w *Worker) startExecutors() <-chan struct{} {
 func (w *Worker) shutdown(r *running) {
 	w.commits.Close() // what was settled is committed before the group moves on
 	if err := r.cons.Close(); err != nil {
-		w.log.Warn("close consumer", keyErr, err)
+		w.log.Warn("close consumer", logkey.Err, err)
 	}
 	close(w.work)
 	if !waitDone(r.execDone, w.cfg.DrainTimeout) {
-		w.log.Warn("drain timeout: cancelling attempts still running", "in_flight", w.inflight.len())
+		w.log.Warn("drain timeout: cancelling attempts still running", logkey.InFlight, w.inflight.len())
 		r.cancelExec(errShutdown)
 		if !waitDone(r.execDone, handbackGrace) {
 			w.abandon()
@@ -98,9 +99,9 @@ func (w *Worker) shutdown(r *running) {
 	r.cancelExec(errShutdown)
 	r.stopPub()
 	if err := r.prod.Close(); err != nil {
-		w.log.Warn("close producer", keyErr, err)
+		w.log.Warn("close producer", logkey.Err, err)
 	}
-	w.log.Info("worker stopped", "stats", w.Stats())
+	w.log.Info("worker stopped", logkey.Stats, w.Stats())
 }
 
 // abandon releases the claims of attempts whose handlers ignored

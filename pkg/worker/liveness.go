@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 )
 
@@ -18,7 +19,7 @@ func (w *Worker) announce() {
 	ctx, cancel := w.io()
 	defer cancel()
 	if err := w.rdb.Publish(ctx, w.keys.WorkerChannel(), w.cfg.ID).Err(); err != nil {
-		w.log.Warn("announce start", keyErr, err)
+		w.log.Warn("announce start", logkey.Err, err)
 	}
 }
 
@@ -49,11 +50,11 @@ func (w *Worker) renewLiveness(first bool) {
 	prev, err := w.keys.RenewLiveness(ctx, w.rdb, w.cfg.ID, w.holder.Incarnation, w.cfg.LivenessTimeout)
 	switch {
 	case err != nil:
-		w.log.Warn("renew liveness", keyErr, err)
+		w.log.Warn("renew liveness", logkey.Err, err)
 	case prev == "" || prev == w.holder.Incarnation:
 	case first:
-		w.log.Info("restarted under the same id: the previous incarnation's attempts are lost and run again", "previous", prev)
+		w.log.Info("restarted under the same id: the previous incarnation's attempts are lost and run again", logkey.Previous, prev)
 	default:
-		w.log.Error("another live process uses this worker id: give every worker its own BRAID_WORKER_ID", "other", prev)
+		w.log.Error("another live process uses this worker id: give every worker its own BRAID_WORKER_ID", logkey.Other, prev)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
@@ -75,9 +76,9 @@ func (w *Worker) check(a *attempt) {
 	res, err := w.beat(a)
 	switch {
 	case err != nil:
-		a.log.Warn("heartbeat", keyErr, err)
+		a.log.Warn("heartbeat", logkey.Err, err)
 	case res != statestore.ClaimOK:
-		a.log.Info("heartbeat refused: stopping attempt", "reason", res.String())
+		a.log.Info("heartbeat refused: stopping attempt", logkey.Reason, res.String())
 		a.cancel(stopError{reason: res})
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/worker/internal/failpoint"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
@@ -98,7 +100,7 @@ func (w *Worker) publish(ctx context.Context, prod *eventbus.Producer, batch []o
 	for _, it := range batch {
 		m, err := eventbus.NewMessage(eventsv1.TopicTaskComplete, it.result.GetRunId(), it.result)
 		if err != nil {
-			w.log.Error("encode task result", keyRun, it.result.GetRunId(), keyNode, it.result.GetNodeId(), keyErr, err)
+			w.log.Error("encode task result", logkey.RunID, it.result.GetRunId(), logkey.NodeID, it.result.GetNodeId(), logkey.Err, err)
 			continue
 		}
 		msgs = append(msgs, m)
@@ -108,9 +110,9 @@ func (w *Worker) publish(ctx context.Context, prod *eventbus.Producer, batch []o
 		if err == nil {
 			break
 		}
-		w.log.Warn("publish task results", "results", len(msgs), "try", try+1, keyErr, err)
-		if !sleepCtx(ctx, backoff(try)) {
-			w.log.Error("task results lost at shutdown; their claims expire and the reconciler retries them", "results", len(msgs))
+		w.log.Warn("publish task results", logkey.Results, len(msgs), logkey.Try, try+1, logkey.Err, err)
+		if clock.Sleep(ctx, backoff(try)) != nil {
+			w.log.Error("task results lost at shutdown; their claims expire and the reconciler retries them", logkey.Results, len(msgs))
 			return
 		}
 	}

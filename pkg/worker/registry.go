@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/json"
+	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 )
 
@@ -41,7 +42,7 @@ func (w *Worker) register() {
 	ctx, cancel := w.io()
 	defer cancel()
 	if err := w.rdb.HSet(ctx, w.keys.Workers(), w.cfg.ID, b).Err(); err != nil {
-		w.log.Warn("register worker", keyErr, err)
+		w.log.Warn("register worker", logkey.Err, err)
 	}
 }
 
@@ -50,6 +51,6 @@ func (w *Worker) unregister() {
 	ctx, cancel := w.io()
 	defer cancel()
 	if err := w.rdb.HDel(ctx, w.keys.Workers(), w.cfg.ID).Err(); err != nil {
-		w.log.Warn("unregister worker", keyErr, err)
+		w.log.Warn("unregister worker", logkey.Err, err)
 	}
 }

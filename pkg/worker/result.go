@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
+	"github.com/braidhq/braid/pkg/logkey"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -99,9 +101,9 @@ func (w *Worker) attachOutput(a *attempt, r *eventsv1.TaskResult, out []byte) er
 			return nil
 		}
 		if try < blobTries-1 {
-			sleepCtx(w.base, backoff(try))
+			_ = clock.Sleep(w.base, backoff(try)) // a stopping worker tries once more, then gives up
 		}
 	}
-	a.log.Warn("store large output", "bytes", len(out), keyErr, err)
+	a.log.Warn("store large output", logkey.Bytes, len(out), logkey.Err, err)
 	return fmt.Errorf("store output of %d bytes for %s: %w", len(out), a.id, err)
 }

@@ -1,9 +1,6 @@
 package worker
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // Retry pacing for Redis and Kafka errors: 50ms doubling to at most 2s.
 const (
@@ -17,16 +14,4 @@ func backoff(try int) time.Duration {
 		return backoffMax
 	}
 	return min(backoffBase<<try, backoffMax)
-}
-
-// sleepCtx waits for d; false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
@@ -118,7 +120,7 @@ func (w *Worker) claimed(in inbound, res statestore.ClaimResult) *attempt {
 	log := w.attemptLog(in)
 	if res != statestore.ClaimOK {
 		w.stats.dropped.Add(1)
-		log.Debug("dispatch dropped", "claim", res.String())
+		log.Debug("dispatch dropped", logkey.Claim, res.String())
 		return nil
 	}
 	w.recent.add(in.id)
@@ -134,7 +136,7 @@ func (w *Worker) claimed(in inbound, res statestore.ClaimResult) *attempt {
 
 // attemptLog is the logger of in's attempt.
 func (w *Worker) attemptLog(in inbound) *slog.Logger {
-	return w.log.With(keyRun, in.id.Run, keyNode, in.id.Node, keyInstance, in.id.Instance, keyAttempt, in.id.Attempt, keyHandler, in.d.GetHandler())
+	return w.log.With(logkey.RunID, in.id.Run, logkey.NodeID, in.id.Node, logkey.Instance, in.id.Instance, logkey.Attempt, in.id.Attempt, logkey.Handler, in.d.GetHandler())
 }
 
 // checkDispatch rejects a dispatch that cannot name an attempt.
@@ -172,8 +174,8 @@ func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) (
 		if err == nil {
 			return res, true
 		}
-		w.log.Warn("claim dispatches", "dispatches", len(reqs), "try", try+1, keyErr, err)
-		if !sleepCtx(ctx, backoff(try)) {
+		w.log.Warn("claim dispatches", logkey.Dispatches, len(reqs), logkey.Try, try+1, logkey.Err, err)
+		if clock.Sleep(ctx, backoff(try)) != nil {
 			return nil, false
 		}
 	}
@@ -189,11 +191,11 @@ func (w *Worker) deadLetter(ctx context.Context, prod *eventbus.Producer, m even
 		cancel()
 		if err == nil {
 			w.stats.poison.Add(1)
-			w.log.Warn("poison dispatch dead-lettered", "reason", reason)
+			w.log.Warn("poison dispatch dead-lettered", logkey.Reason, reason)
 			return true
 		}
-		w.log.Warn("dead-letter dispatch", "try", try+1, keyErr, err)
-		if !sleepCtx(ctx, backoff(try)) {
+		w.log.Warn("dead-letter dispatch", logkey.Try, try+1, logkey.Err, err)
+		if clock.Sleep(ctx, backoff(try)) != nil {
 			return false
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
@@ -67,7 +68,7 @@ func New(cfg Config) (*Worker, error) {
 	w := &Worker{
 		cfg: cfg, rdb: cfg.Redis, keys: cfg.Keys, handlers: names,
 		holder:   runstate.Holder{Incarnation: newIncarnation(), Worker: cfg.ID},
-		log:      cfg.Logger.With(keyComponent, "worker", keyWorker, cfg.ID),
+		log:      cfg.Logger.With(logkey.Component, "worker", logkey.WorkerID, cfg.ID),
 		slots:    make(chan struct{}, cfg.Concurrency),
 		work:     make(chan *attempt, cfg.Concurrency),
 		out:      newOutbox(),
@@ -110,7 +111,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	r := w.start(ctx, prod, cons)
 	w.commits = eventbus.NewCommitter(cons, eventbus.DefaultCommitDelay, w.log)
-	w.log.Info("worker started", "handlers", w.handlers, "concurrency", w.cfg.Concurrency, "group", w.cfg.Group)
+	w.log.Info("worker started", logkey.Handlers, w.handlers, logkey.Concurrency, w.cfg.Concurrency, logkey.Group, w.cfg.Group)
 	err = w.fetchLoop(ctx, cons, prod)
 	w.shutdown(r)
 	return err

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/procstack"
 )
 
@@ -194,14 +195,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 		shortPause(d)
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return clock.Sleep(ctx, d)
 }
 
 // Task is the part of GET /runs/{id}/tasks/{node} the benchmarks read.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/prometheus/client_golang/prometheus"
@@ -160,24 +161,14 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
 	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
 	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Bus.Logger == nil {
-		c.Bus.Logger = c.Logger
-	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c
 }
 
 // validate reports every invalid field of a defaulted config.
 func (c Config) validate() error {
-	var errs []error
-	if c.Redis == nil {
-		errs = append(errs, errors.New("Redis client is required"))
-	}
-	if len(c.Bus.Brokers) == 0 {
-		errs = append(errs, errors.New("Bus.Brokers is required"))
-	}
+	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if len(c.APIKeys) == 0 && !c.AuthOff {
 		errs = append(errs, errNoKeys)
 	}
@@ -185,19 +176,13 @@ func (c Config) validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.checkShellKeys()...)
-	for _, f := range []struct {
-		name string
-		bad  bool
-	}{
-		{"MaxBodyBytes", c.MaxBodyBytes < 1}, {"KeepAlive", c.KeepAlive <= 0}, {"SSEBuffer", c.SSEBuffer < 1}, {"MaxWaiters", c.MaxWaiters < 1}, {"WaitRecheck", c.WaitRecheck <= 0},
-		{"LogPoll", c.LogPoll <= 0}, {"RequestTimeout", c.RequestTimeout <= 0}, {"ShutdownTimeout", c.ShutdownTimeout <= 0},
-		{"RateBurst", c.RateBurst < 1}, {"ReadHeaderTimeout", c.ReadHeaderTimeout <= 0}, {"ReadTimeout", c.ReadTimeout <= 0},
-		{"WriteTimeout", c.WriteTimeout <= 0}, {"IdleTimeout", c.IdleTimeout <= 0}, {"MaxHeaderBytes", c.MaxHeaderBytes < 1},
-	} {
-		if f.bad {
-			errs = append(errs, fmt.Errorf("%s must be positive", f.name))
-		}
-	}
+	errs = append(errs, confcheck.Positive("MaxBodyBytes", c.MaxBodyBytes), confcheck.Positive("KeepAlive", c.KeepAlive),
+		confcheck.Positive("SSEBuffer", c.SSEBuffer), confcheck.Positive("MaxWaiters", c.MaxWaiters),
+		confcheck.Positive("WaitRecheck", c.WaitRecheck), confcheck.Positive("LogPoll", c.LogPoll),
+		confcheck.Positive("RequestTimeout", c.RequestTimeout), confcheck.Positive("ShutdownTimeout", c.ShutdownTimeout),
+		confcheck.Positive("RateBurst", c.RateBurst), confcheck.Positive("ReadHeaderTimeout", c.ReadHeaderTimeout),
+		confcheck.Positive("ReadTimeout", c.ReadTimeout), confcheck.Positive("WriteTimeout", c.WriteTimeout),
+		confcheck.Positive("IdleTimeout", c.IdleTimeout), confcheck.Positive("MaxHeaderBytes", c.MaxHeaderBytes))
 	if c.WriteTimeout <= c.ReadTimeout {
 		errs = append(errs, fmt.Errorf("WriteTimeout (%s) must exceed ReadTimeout (%s)", c.WriteTimeout, c.ReadTimeout))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/runstate"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
@@ -49,15 +50,9 @@ var controls = []controlSpec{
 func (s *Server) control(spec controlSpec) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, body, err := controlRequest(c)
-		if err != nil {
-			abort(c, err)
-			return
-		}
-		ctx, cancel := s.requestCtx(c)
+		r, ctx, cancel := s.runFor(c, id, err)
 		defer cancel()
-		r, err := s.loadRun(ctx, id)
-		if err != nil {
-			abort(c, err)
+		if r == nil {
 			return
 		}
 		node, err := rerunFrom(c, spec, r)
@@ -126,22 +121,16 @@ func (s *Server) approval(approve bool) gin.HandlerFunc {
 	}
 	return func(c *gin.Context) {
 		id, body, err := controlRequest(c)
-		if err != nil {
-			abort(c, err)
-			return
-		}
-		node, err := nodeParam(c)
-		if err != nil {
-			abort(c, err)
-			return
-		}
-		ctx, cancel := s.requestCtx(c)
-		defer cancel()
-		r, err := s.loadRun(ctx, id)
+		var node string
 		if err == nil {
-			err = checkApproval(r, node)
+			node, err = nodeParam(c)
 		}
-		if err != nil {
+		r, ctx, cancel := s.runFor(c, id, err)
+		defer cancel()
+		if r == nil {
+			return
+		}
+		if err := checkApproval(r, node); err != nil {
 			abort(c, err)
 			return
 		}
@@ -176,6 +165,6 @@ func (s *Server) publishControl(ctx context.Context, c *gin.Context, m *eventsv1
 		abort(c, errUnavailable(err, "could not send %s for run %q: the event bus did not acknowledge it; retry later", verb, m.RunId))
 		return
 	}
-	s.log.Info("run control requested", "run_id", m.RunId, "action", verb, "node_id", m.NodeId, "request_id", m.RequestId, logKeyName, m.RequestedBy)
+	s.log.Info("run control requested", logkey.RunID, m.RunId, logkey.Action, verb, logkey.NodeID, m.NodeId, logkey.RequestID, m.RequestId, logkey.KeyName, m.RequestedBy)
 	respond(c, http.StatusAccepted, controlAccepted{RunID: m.RunId, Action: verb, Node: m.NodeId, RequestID: m.RequestId})
 }

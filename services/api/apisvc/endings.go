@@ -66,13 +66,6 @@ func (e *endings) remove(w *waiter) {
 	}
 }
 
-// count is how many waiters are registered.
-func (e *endings) count() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.n
-}
-
 // announce wakes every waiter of run without blocking.
 func (e *endings) announce(run string) {
 	e.mu.Lock()

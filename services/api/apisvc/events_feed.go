@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -45,7 +46,7 @@ func startFeed(ctx context.Context, bus eventbus.Config, group string, h *hub, l
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f := &feed{cons: cons, hub: h, log: log.With("group", group), cancel: cancel, done: make(chan struct{})}
+	f := &feed{cons: cons, hub: h, log: log.With(logkey.Group, group), cancel: cancel, done: make(chan struct{})}
 	go f.run(ctx)
 	return f, nil
 }
@@ -75,7 +76,7 @@ func (f *feed) deliver(m eventbus.Message) {
 	}
 	var ev eventsv1.RunEvent
 	if err := eventbus.Decode(m, &ev); err != nil {
-		f.log.Warn("undecodable run event skipped", "err", err)
+		f.log.Warn("undecodable run event skipped", logkey.Err, err)
 		return
 	}
 	f.hub.publish(&ev)
@@ -86,7 +87,7 @@ func (f *feed) fail(err error) {
 	f.mu.Lock()
 	f.lastErr, f.errAt = err, time.Now()
 	f.mu.Unlock()
-	f.log.Warn("fetch run events", "err", err)
+	f.log.Warn("fetch run events", logkey.Err, err)
 }
 
 // healthy reports nil while the feed runs and has not failed recently.

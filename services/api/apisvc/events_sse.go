@@ -33,11 +33,9 @@ func (s *Server) runEvents(c *gin.Context) {
 	defer s.streams.release(client)
 	sub := s.hub.subscribe(id) // before the snapshot, so no event falls in between
 	defer s.hub.unsubscribe(sub)
-	ctx, cancel := s.requestCtx(c)
-	r, err := s.loadRun(ctx, id)
-	if err != nil {
+	r, ctx, cancel := s.runFor(c, id, nil)
+	if r == nil {
 		cancel()
-		abort(c, err)
 		return
 	}
 	snap := s.viewRun(ctx, r, time.Now())

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) releaseKey(ctx context.Context, p statestore.PendingRun, key st
 	cctx, cancel := cleanupCtx(ctx)
 	defer cancel()
 	if err := s.keys.ReleaseIdempotency(cctx, s.rdb, p.Workflow, key, idemValue(p)); err != nil {
-		s.log.Warn("release idempotency key", "run_id", p.ID, "err", err)
+		s.log.Warn("release idempotency key", logkey.RunID, p.ID, logkey.Err, err)
 	}
 }
 

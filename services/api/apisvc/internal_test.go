@@ -128,7 +128,7 @@ func TestCheckInput(t *testing.T) {
 	require.Len(t, errs, 2*dag.MaxProblems)
 	capped := errInvalid("d", errs).errs
 	require.Len(t, capped, dag.MaxProblems+1, "a 422 lists problems capped as definition problems are")
-	require.Equal(t, FieldError{"$", "1000 more problems not shown"}, capped[dag.MaxProblems])
+	require.Equal(t, FieldError{Path: "$", Message: "1000 more problems not shown"}, capped[dag.MaxProblems])
 	got, errs := checkInput(nil, []byte(`{"anything": {"goes": true}}`))
 	require.Empty(t, errs, "a workflow without declared inputs takes any object")
 	require.JSONEq(t, `{"anything":{"goes":true}}`, string(got))

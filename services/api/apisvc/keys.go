@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -31,7 +32,7 @@ func (k APIKey) String() string { return fmt.Sprintf("api key %q (%s)", k.Name, 
 
 // LogValue keeps the secret out of structured logs.
 func (k APIKey) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("name", k.Name), slog.String("role", string(k.Role)))
+	return slog.GroupValue(slog.String(logkey.Name, k.Name), slog.String(logkey.Role, string(k.Role)))
 }
 
 // keyName is what a key's name may hold.

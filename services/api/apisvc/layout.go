@@ -54,12 +54,7 @@ type layoutCache struct {
 // workflowLayout answers GET /workflows/{name}/layout?version=N (default:
 // the latest version).
 func (s *Server) workflowLayout(c *gin.Context) {
-	name, err := nameParam(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	v, err := versionQuery(c)
+	name, v, err := workflowVersionParams(c)
 	if err != nil {
 		abort(c, err)
 		return

@@ -7,17 +7,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/gin-gonic/gin"
-)
-
-// Log attribute keys.
-const (
-	logRequestID = "request_id"
-	logRoute     = "route"
-	logMethod    = "method"
-	logStatus    = "status"
-	logDuration  = "duration_ms"
-	logKeyName   = "key_name"
 )
 
 // ctxRequestID is the gin context key of the request id.
@@ -53,13 +44,13 @@ func (s *Server) accessLog(c *gin.Context) {
 		level = slog.LevelError
 	}
 	s.log.LogAttrs(c.Request.Context(), level, "request",
-		slog.String(logRequestID, requestID(c)),
-		slog.String(logMethod, c.Request.Method),
-		slog.String(logRoute, routeLabel(c)),
-		slog.String("path", c.Request.URL.Path),
-		slog.Int(logStatus, c.Writer.Status()),
-		slog.Int64(logDuration, time.Since(start).Milliseconds()),
-		slog.String(logKeyName, requester(c)),
+		slog.String(logkey.RequestID, requestID(c)),
+		slog.String(logkey.Method, c.Request.Method),
+		slog.String(logkey.Route, routeLabel(c)),
+		slog.String(logkey.Path, c.Request.URL.Path),
+		slog.Int(logkey.Status, c.Writer.Status()),
+		slog.Int64(logkey.DurationMS, time.Since(start).Milliseconds()),
+		slog.String(logkey.KeyName, requester(c)),
 	)
 }
 

@@ -7,28 +7,13 @@ import (
 	"math"
 	"net/http"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/worker"
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 )
-
-// logLine is one line of an attempt's log.
-type logLine struct {
-	Time   string `json:"ts,omitempty"`
-	Stream string `json:"stream"`
-	Line   string `json:"line"`
-}
-
-// logList is the body of GET .../logs without follow.
-type logList struct {
-	RunID    string    `json:"run_id"`
-	Node     string    `json:"node"`
-	Instance int       `json:"instance"`
-	Attempt  int       `json:"attempt"`
-	Lines    []logLine `json:"lines"`
-}
 
 // logTarget is the attempt whose log a request reads.
 type logTarget struct {
@@ -65,7 +50,7 @@ func (s *Server) taskLogs(c *gin.Context) {
 	}
 	ctx, cancel = s.requestCtx(c)
 	defer cancel()
-	out := logList{RunID: t.run, Node: t.node, Instance: t.inst, Attempt: t.attempt, Lines: []logLine{}}
+	out := apiwire.LogPage{RunID: t.run, Node: t.node, Instance: t.inst, Attempt: t.attempt, Lines: []apiwire.LogLine{}}
 	if t.attempt > 0 {
 		raw, err := s.rdb.LRange(ctx, t.key, 0, -1).Result()
 		if err != nil {
@@ -81,10 +66,7 @@ func (s *Server) taskLogs(c *gin.Context) {
 func (s *Server) logTargetOf(ctx context.Context, c *gin.Context) (logTarget, error) {
 	var t logTarget
 	var err error
-	if t.run, err = runParam(c); err != nil {
-		return t, err
-	}
-	if t.node, err = nodeParam(c); err != nil {
+	if t.run, t.node, err = runNodeParams(c); err != nil {
 		return t, err
 	}
 	if t.inst, err = intQuery(c, "instance", 0, 0, math.MaxInt32); err != nil {
@@ -144,15 +126,15 @@ func (s *Server) attemptOver(ctx context.Context, t logTarget) (bool, error) {
 }
 
 // decodeLines parses stored log lines; unreadable entries are kept as text.
-func decodeLines(raw []string) []logLine {
-	out := make([]logLine, 0, len(raw))
+func decodeLines(raw []string) []apiwire.LogLine {
+	out := make([]apiwire.LogLine, 0, len(raw))
 	for _, r := range raw {
 		var l worker.LogLine
 		if json.Unmarshal([]byte(r), &l) != nil {
-			out = append(out, logLine{Stream: "unknown", Line: r})
+			out = append(out, apiwire.LogLine{Stream: "unknown", Line: r})
 			continue
 		}
-		out = append(out, logLine{Time: formatMs(l.TimeMs), Stream: l.Stream, Line: l.Text})
+		out = append(out, apiwire.LogLine{Time: formatMs(l.TimeMs), Stream: l.Stream, Line: l.Text})
 	}
 	return out
 }

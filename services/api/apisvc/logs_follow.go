@@ -18,7 +18,7 @@ type logEnd struct {
 }
 
 // followLogs streams an attempt's log as SSE: each line is a "line" event
-// (data: logLine), and an "end" event follows the last line once the attempt
+// (data: apiwire.LogLine), and an "end" event follows the last line once the attempt
 // is over. The stream also ends when the client leaves or the api stops.
 // It counts against the client's MaxStreamsPerKey (429 past it).
 func (s *Server) followLogs(c *gin.Context, t logTarget) {

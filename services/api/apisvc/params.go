@@ -50,6 +50,24 @@ func nodeParam(c *gin.Context) (string, error) {
 	return n, nil
 }
 
+// runNodeParams returns the :id and :node path parameters of a task route,
+// checked.
+func runNodeParams(c *gin.Context) (run, node string, err error) {
+	if run, err = runParam(c); err == nil {
+		node, err = nodeParam(c)
+	}
+	return run, node, err
+}
+
+// workflowVersionParams returns the :name path parameter and ?version=
+// (0 when absent: the latest), checked.
+func workflowVersionParams(c *gin.Context) (name string, version int, err error) {
+	if name, err = nameParam(c); err == nil {
+		version, err = versionQuery(c)
+	}
+	return name, version, err
+}
+
 // intQuery parses an optional integer query parameter within [lo, hi].
 func intQuery(c *gin.Context, name string, def, lo, hi int) (int, error) {
 	v, ok := c.GetQuery(name)

@@ -4,33 +4,18 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/dag"
 )
 
 // ProblemContentType is the media type of error responses (RFC 9457).
-const ProblemContentType = "application/problem+json"
+const ProblemContentType = apiwire.ProblemContentType
 
-// Problem is an RFC 9457 problem details document.
-type Problem struct {
-	// Type identifies the kind of problem, e.g. "urn:braid:problem:validation".
-	Type string `json:"type"`
-	// Title is the short, fixed summary of the type.
-	Title string `json:"title"`
-	// Status repeats the HTTP status code.
-	Status int `json:"status"`
-	// Detail explains this occurrence in words a user can act on.
-	Detail string `json:"detail"`
-	// Instance is the request path that failed.
-	Instance string `json:"instance"`
-	// Errors lists every validation problem with its JSON path.
-	Errors []FieldError `json:"errors,omitempty"`
-}
+// Problem is an RFC 9457 problem details document (see apiwire).
+type Problem = apiwire.Problem
 
-// FieldError is one validation problem.
-type FieldError struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+// FieldError is one validation problem (see apiwire).
+type FieldError = apiwire.FieldError
 
 // apiError is an error with its HTTP status and problem type; handlers
 // return it (through c.Error) and problem_map.go renders it.
@@ -103,7 +88,7 @@ func errInvalid(detail string, errs []FieldError) *apiError {
 	e.errs = errs
 	if len(errs) > dag.MaxProblems+1 { // dag's own lists end at MaxProblems+1
 		more := len(errs) - dag.MaxProblems
-		e.errs = append(errs[:dag.MaxProblems:dag.MaxProblems], FieldError{"$", fmt.Sprintf("%d more problems not shown", more)})
+		e.errs = append(errs[:dag.MaxProblems:dag.MaxProblems], FieldError{Path: "$", Message: fmt.Sprintf("%d more problems not shown", more)})
 	}
 	return e
 }

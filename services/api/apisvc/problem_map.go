@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
@@ -66,7 +67,7 @@ func (s *Server) toAPIError(c *gin.Context, err error) *apiError {
 		ae.cause = err
 	}
 	if ae.status >= 500 {
-		s.log.Error("request failed", "request_id", requestID(c), "route", c.FullPath(), "status", ae.status, "err", err)
+		s.log.Error("request failed", logkey.RequestID, requestID(c), logkey.Route, c.FullPath(), logkey.Status, ae.status, logkey.Err, err)
 	}
 	return ae
 }
@@ -84,7 +85,7 @@ func (s *Server) recoverer(c *gin.Context) {
 			if r == http.ErrAbortHandler {
 				panic(r)
 			}
-			s.log.Error("handler panicked", "request_id", requestID(c), "route", c.FullPath(), "panic", r, "stack", string(debug.Stack()))
+			s.log.Error("handler panicked", logkey.RequestID, requestID(c), logkey.Route, c.FullPath(), logkey.Panic, r, logkey.Stack, string(debug.Stack()))
 			if !c.Writer.Written() {
 				writeProblem(c, newError(http.StatusInternalServerError, "internal", "internal error (request %s); see the api logs", requestID(c)))
 			}

@@ -27,17 +27,17 @@ func checkInput(specs map[string]dag.InputSpec, raw []byte) ([]byte, []FieldErro
 		v, ok := values[name]
 		switch {
 		case !ok && spec.Required && len(spec.Default) == 0:
-			errs = append(errs, FieldError{inputPath(name), fmt.Sprintf("required input %q is missing", name)})
+			errs = append(errs, FieldError{Path: inputPath(name), Message: fmt.Sprintf("required input %q is missing", name)})
 		case ok && v == nil && spec.Required:
-			errs = append(errs, FieldError{inputPath(name), fmt.Sprintf("required input %q must not be null", name)})
+			errs = append(errs, FieldError{Path: inputPath(name), Message: fmt.Sprintf("required input %q must not be null", name)})
 		case ok && !hasType(v, spec.Type):
-			errs = append(errs, FieldError{inputPath(name), fmt.Sprintf("input %q must be %s, got %s", name, typeWord(spec.Type), kindOf(v))})
+			errs = append(errs, FieldError{Path: inputPath(name), Message: fmt.Sprintf("input %q must be %s, got %s", name, typeWord(spec.Type), kindOf(v))})
 		}
 	}
 	if len(specs) > 0 {
 		for _, name := range sortedNames(values) {
 			if _, ok := specs[name]; !ok {
-				errs = append(errs, FieldError{inputPath(name), fmt.Sprintf("unknown input %q; the workflow declares %s", name, strings.Join(sortedNames(specs), ", "))})
+				errs = append(errs, FieldError{Path: inputPath(name), Message: fmt.Sprintf("unknown input %q; the workflow declares %s", name, strings.Join(sortedNames(specs), ", "))})
 			}
 		}
 	}
@@ -49,10 +49,10 @@ func checkInput(specs map[string]dag.InputSpec, raw []byte) ([]byte, []FieldErro
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil, []FieldError{{"$.input", "input is not valid JSON: " + err.Error()}}
+		return nil, []FieldError{{Path: "$.input", Message: "input is not valid JSON: " + err.Error()}}
 	}
 	if buf.Len() > MaxInputBytes {
-		return nil, []FieldError{{"$.input", fmt.Sprintf("the input is %d bytes of JSON; a run input may be at most %d (512 KiB): pass large data by reference (a URL, a key)", buf.Len(), MaxInputBytes)}}
+		return nil, []FieldError{{Path: "$.input", Message: fmt.Sprintf("the input is %d bytes of JSON; a run input may be at most %d (512 KiB): pass large data by reference (a URL, a key)", buf.Len(), MaxInputBytes)}}
 	}
 	return buf.Bytes(), nil
 }
@@ -72,11 +72,11 @@ func inputObject(raw []byte) (map[string]any, *FieldError) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, &FieldError{"$.input", "input is not valid JSON"}
+		return nil, &FieldError{Path: "$.input", Message: "input is not valid JSON"}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, &FieldError{"$.input", "input must be a JSON object, got " + kindOf(v)}
+		return nil, &FieldError{Path: "$.input", Message: "input must be a JSON object, got " + kindOf(v)}
 	}
 	return m, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/gin-gonic/gin"
 )
 
 // loadedRun is a run read from Redis with its compiled definition.
@@ -40,6 +41,23 @@ func (s *Server) loadRun(ctx context.Context, id string) (*loadedRun, error) {
 		r.nodes[i] = r.record(n.ID)
 	}
 	return r, nil
+}
+
+// runFor is the preamble of a handler under /runs/{id}: it answers
+// parseErr, the problem its path or query parameters had, if there is one;
+// else it loads run id under a context bounded by RequestTimeout and
+// answers why it cannot (404 unknown run, 503 Redis). r is nil when it
+// answered. cancel is never nil: the caller defers it.
+func (s *Server) runFor(c *gin.Context, id string, parseErr error) (r *loadedRun, ctx context.Context, cancel context.CancelFunc) {
+	ctx, cancel = s.requestCtx(c)
+	err := parseErr
+	if err == nil {
+		r, err = s.loadRun(ctx, id)
+	}
+	if err != nil {
+		abort(c, err)
+	}
+	return r, ctx, cancel
 }
 
 // record decodes the record of a node instance field; a missing or

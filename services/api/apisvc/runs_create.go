@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
@@ -43,11 +44,10 @@ var idempotencyKeyShape = regexp.MustCompile(`^[\x21-\x7e]{1,255}$`)
 // starts over once from a fresh lookup before it answers.
 func (s *Server) createRun(c *gin.Context) {
 	name, req, err := runRequestOf(c)
-	if err != nil {
-		abort(c, err)
-		return
+	var wait time.Duration
+	if err == nil {
+		wait, err = waitQuery(c)
 	}
-	wait, err := waitQuery(c)
 	if err != nil {
 		abort(c, err)
 		return
@@ -160,7 +160,7 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 		return false
 	}
 	s.metrics.runsCreated.Inc()
-	s.log.Info("run requested", "run_id", p.ID, "workflow", p.Workflow, "version", p.Version, logKeyName, p.RequestedBy)
+	s.log.Info("run requested", logkey.RunID, p.ID, logkey.Workflow, p.Workflow, logkey.Version, p.Version, logkey.KeyName, p.RequestedBy)
 	s.answerStarted(c, runAccepted{RunID: p.ID, Workflow: p.Workflow, Version: p.Version}, w, until, true)
 	return false
 }
@@ -193,7 +193,7 @@ func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun, chec
 	cctx, cancel := cleanupCtx(ctx)
 	defer cancel()
 	if derr := s.keys.DeletePendingRun(cctx, s.rdb, p.ID, p.Workflow); derr != nil {
-		s.log.Warn("undo pending run", "run_id", p.ID, "err", derr)
+		s.log.Warn("undo pending run", logkey.RunID, p.ID, logkey.Err, derr)
 	}
 	return errUnavailable(err, "could not request run of workflow %q: the event bus did not acknowledge it; retry later", p.Workflow)
 }

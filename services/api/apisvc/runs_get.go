@@ -34,24 +34,17 @@ type nodeView struct {
 // as it is then.
 func (s *Server) getRun(c *gin.Context) {
 	id, err := runParam(c)
-	if err != nil {
-		abort(c, err)
-		return
+	var wait time.Duration
+	if err == nil {
+		wait, err = waitQuery(c)
 	}
-	wait, err := waitQuery(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if wait > 0 {
+	if err == nil && wait > 0 {
 		s.answerRun(c, id, wait)
 		return
 	}
-	ctx, cancel := s.requestCtx(c)
+	r, ctx, cancel := s.runFor(c, id, err)
 	defer cancel()
-	r, err := s.loadRun(ctx, id)
-	if err != nil {
-		abort(c, err)
+	if r == nil {
 		return
 	}
 	respond(c, http.StatusOK, s.viewRun(ctx, r, time.Now()))

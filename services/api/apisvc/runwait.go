@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/gin-gonic/gin"
 )
 
@@ -126,7 +127,7 @@ func (s *Server) answerStarted(c *gin.Context, acc runAccepted, w *waiter, until
 	r, err := s.awaitEnd(c, w, until, created)
 	switch {
 	case err != nil:
-		s.log.Warn("read run while waiting for it to end; answering accepted", "run_id", acc.RunID, "err", err)
+		s.log.Warn("read run while waiting for it to end; answering accepted", logkey.RunID, acc.RunID, logkey.Err, err)
 		respond(c, http.StatusAccepted, acc)
 	case r == nil: // the client left
 	case r.status().Terminal():

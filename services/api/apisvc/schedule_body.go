@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gin-gonic/gin"
 	"strings"
 )
 
@@ -66,6 +67,28 @@ func decodeScheduleBody(raw []byte) (scheduleBody, []FieldError, error) {
 		}
 	}
 	return b, errs, nil
+}
+
+// scheduleBodyOf reads and checks the body of a create or update; required
+// names the fields it must send. Every field's problem is reported at once.
+func scheduleBodyOf(c *gin.Context, required ...string) (scheduleBody, error) {
+	raw, err := readJSONBody(c)
+	if err != nil {
+		return scheduleBody{}, err
+	}
+	body, errs, err := decodeScheduleBody(raw)
+	if err != nil {
+		return body, err
+	}
+	for _, name := range required {
+		if !body.Sent[name] {
+			errs = append(errs, FieldError{Path: "$." + name, Message: name + " is required"})
+		}
+	}
+	if len(errs) > 0 {
+		return body, errInvalid(scheduleDetail(errs), errs)
+	}
+	return body, nil
 }
 
 // stringField decodes a JSON string; null and other types are refused.

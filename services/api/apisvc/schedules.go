@@ -64,6 +64,15 @@ func scheduleParam(c *gin.Context) (string, error) {
 	return id, nil
 }
 
+// scheduleErr answers a schedule that is not there with a 404 and passes
+// any other error on.
+func scheduleErr(id string, err error) error {
+	if errors.Is(err, statestore.ErrNotFound) {
+		return errNotFound("schedule %q not found", id)
+	}
+	return err
+}
+
 // applyBody merges the fields a body sent into def (defaults for a new
 // schedule are set by the caller) and reports whether its timing changed.
 func applyBody(def *statestore.ScheduleDef, b scheduleBody) (timing bool) {
@@ -98,20 +107,20 @@ func applyBody(def *statestore.ScheduleDef, b scheduleBody) (timing bool) {
 func (s *Server) checkSchedule(ctx context.Context, def *statestore.ScheduleDef, checkWorkflow bool) (schedule.Timetable, error) {
 	var errs []FieldError
 	if !workflowName.MatchString(def.Workflow) {
-		errs = append(errs, FieldError{"$.workflow", fmt.Sprintf("workflow name %q is invalid: names match [a-z0-9][a-z0-9_.-]{0,63}", def.Workflow)})
+		errs = append(errs, FieldError{Path: "$.workflow", Message: fmt.Sprintf("workflow name %q is invalid: names match [a-z0-9][a-z0-9_.-]{0,63}", def.Workflow)})
 		checkWorkflow = false
 	}
 	if !schedule.ValidOverlap(def.Overlap) {
-		errs = append(errs, FieldError{"$.overlap", fmt.Sprintf("overlap %q is not a policy: want skip or allow", def.Overlap)})
+		errs = append(errs, FieldError{Path: "$.overlap", Message: fmt.Sprintf("overlap %q is not a policy: want skip or allow", def.Overlap)})
 	}
 	loc, err := schedule.Zone(def.Timezone)
 	if err != nil {
-		errs = append(errs, FieldError{"$.timezone", err.Error()})
+		errs = append(errs, FieldError{Path: "$.timezone", Message: err.Error()})
 		loc = time.UTC // still check the cron expression
 	}
 	tt, err := schedule.Parse(def.Cron, loc, time.UnixMilli(def.AnchorMs))
 	if err != nil {
-		errs = append(errs, FieldError{"$.cron", err.Error()})
+		errs = append(errs, FieldError{Path: "$.cron", Message: err.Error()})
 	}
 	if checkWorkflow {
 		problems, err := s.checkScheduleWorkflow(ctx, def)
@@ -131,7 +140,7 @@ func (s *Server) checkSchedule(ctx context.Context, def *statestore.ScheduleDef,
 func (s *Server) checkScheduleWorkflow(ctx context.Context, def *statestore.ScheduleDef) ([]FieldError, error) {
 	info, err := s.keys.LiveWorkflow(ctx, s.rdb, def.Workflow)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return []FieldError{{"$.workflow", fmt.Sprintf("workflow %q not found; register it first", def.Workflow)}}, nil
+		return []FieldError{{Path: "$.workflow", Message: fmt.Sprintf("workflow %q not found; register it first", def.Workflow)}}, nil
 	}
 	if err != nil {
 		return nil, err

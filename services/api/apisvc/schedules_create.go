@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/schedule"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
@@ -15,23 +16,9 @@ import (
 // {workflow, cron, timezone, input, enabled, overlap}; workflow and cron
 // are required, timezone defaults to UTC, enabled to true, overlap to skip.
 func (s *Server) createSchedule(c *gin.Context) {
-	raw, err := readJSONBody(c)
+	body, err := scheduleBodyOf(c, "workflow", "cron")
 	if err != nil {
 		abort(c, err)
-		return
-	}
-	body, errs, err := decodeScheduleBody(raw)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	for _, name := range []string{"workflow", "cron"} {
-		if !body.Sent[name] {
-			errs = append(errs, FieldError{"$." + name, name + " is required"})
-		}
-	}
-	if len(errs) > 0 {
-		abort(c, errInvalid(scheduleDetail(errs), errs))
 		return
 	}
 	now := time.Now()
@@ -51,7 +38,7 @@ func (s *Server) createSchedule(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("schedule created", "schedule_id", def.ID, "workflow", def.Workflow, "cron", def.Cron, logKeyName, requester(c))
+	s.log.Info("schedule created", logkey.ScheduleID, def.ID, logkey.Workflow, def.Workflow, logkey.Cron, def.Cron, logkey.KeyName, requester(c))
 	c.Header("Location", "/schedules/"+def.ID)
 	respond(c, http.StatusCreated, newScheduleDoc(statestore.StoredSchedule{Def: def, Next: next}))
 }

@@ -1,10 +1,9 @@
 package apisvc
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/gin-gonic/gin"
 )
 
@@ -18,15 +17,10 @@ func (s *Server) deleteSchedule(c *gin.Context) {
 	}
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
-	err = s.keys.DeleteSchedule(ctx, s.rdb, id)
-	if errors.Is(err, statestore.ErrNotFound) {
-		abort(c, errNotFound("schedule %q not found", id))
-		return
-	}
-	if err != nil {
+	if err := scheduleErr(id, s.keys.DeleteSchedule(ctx, s.rdb, id)); err != nil {
 		abort(c, err)
 		return
 	}
-	s.log.Info("schedule deleted", "schedule_id", id, logKeyName, requester(c))
+	s.log.Info("schedule deleted", logkey.ScheduleID, id, logkey.KeyName, requester(c))
 	c.Status(http.StatusNoContent)
 }

@@ -1,7 +1,6 @@
 package apisvc
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/braidhq/braid/pkg/statestore"
@@ -69,8 +68,5 @@ func (s *Server) loadSchedule(c *gin.Context, id string) (statestore.StoredSched
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
 	st, err := s.keys.GetSchedule(ctx, s.rdb, id)
-	if errors.Is(err, statestore.ErrNotFound) {
-		return st, errNotFound("schedule %q not found", id)
-	}
-	return st, err
+	return st, scheduleErr(id, err)
 }

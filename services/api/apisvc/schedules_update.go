@@ -2,10 +2,10 @@ package apisvc
 
 import (
 	"cmp"
-	"errors"
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
@@ -15,25 +15,14 @@ import (
 // restarts its timing from now; other changes keep its next fire time.
 func (s *Server) updateSchedule(c *gin.Context) {
 	id, err := scheduleParam(c)
-	if err != nil {
-		abort(c, err)
-		return
+	var body scheduleBody
+	if err == nil {
+		body, err = scheduleBodyOf(c)
 	}
-	raw, err := readJSONBody(c)
-	if err != nil {
-		abort(c, err)
-		return
+	var st statestore.StoredSchedule
+	if err == nil {
+		st, err = s.loadSchedule(c, id)
 	}
-	body, errs, err := decodeScheduleBody(raw)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	if len(errs) > 0 {
-		abort(c, errInvalid(scheduleDetail(errs), errs))
-		return
-	}
-	st, err := s.loadSchedule(c, id)
 	if err != nil {
 		abort(c, err)
 		return
@@ -60,16 +49,11 @@ func (s *Server) updateSchedule(c *gin.Context) {
 	case timing:
 		next = nextFire(def, tt, now)
 	}
-	err = s.keys.UpdateSchedule(ctx, s.rdb, def, next)
-	if errors.Is(err, statestore.ErrNotFound) {
-		abort(c, errNotFound("schedule %q not found", id))
-		return
-	}
-	if err != nil {
+	if err := scheduleErr(id, s.keys.UpdateSchedule(ctx, s.rdb, def, next)); err != nil {
 		abort(c, err)
 		return
 	}
-	s.log.Info("schedule updated", "schedule_id", id, "workflow", def.Workflow, "enabled", def.Enabled, logKeyName, requester(c))
+	s.log.Info("schedule updated", logkey.ScheduleID, id, logkey.Workflow, def.Workflow, logkey.Enabled, def.Enabled, logkey.KeyName, requester(c))
 	st, err = s.loadSchedule(c, id)
 	if err != nil {
 		abort(c, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
@@ -69,7 +70,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger.With("component", "api"), rdb: cfg.Redis, keys: cfg.Keys, ring: ring,
+		cfg: cfg, log: cfg.Logger.With(logkey.Component, "api"), rdb: cfg.Redis, keys: cfg.Keys, ring: ring,
 		prod: prod, hub: newHub(cfg.SSEBuffer), defs: newDefCache(cfg.Redis, cfg.Keys), latest: newLatestCache(), metrics: m,
 		closing: make(chan struct{}), endings: newEndings(cfg.MaxWaiters), listening: make(chan struct{}),
 		rates: newBuckets(cfg.RateLimit, cfg.RateBurst), streams: newSlots(cfg.MaxStreamsPerKey), waits: newSlots(cfg.MaxWaitersPerKey),
@@ -133,7 +134,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("api listening", "addr", ln.Addr().String())
+	s.log.Info("api listening", logkey.Addr, ln.Addr().String())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve %s: %w", ln.Addr(), err)

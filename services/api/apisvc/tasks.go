@@ -71,25 +71,17 @@ type taskList struct {
 // page reads only the instances it shows.
 func (s *Server) listTasks(c *gin.Context) {
 	id, err := runParam(c)
-	if err != nil {
-		abort(c, err)
-		return
+	var limit int
+	var cur *cursor
+	if err == nil {
+		limit, err = intQuery(c, "limit", 100, 1, statestore.MaxPage)
 	}
-	limit, err := intQuery(c, "limit", 100, 1, statestore.MaxPage)
-	if err != nil {
-		abort(c, err)
-		return
+	if err == nil {
+		cur, err = cursorQuery(c, "tasks")
 	}
-	cur, err := cursorQuery(c, "tasks")
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	ctx, cancel := s.requestCtx(c)
+	r, ctx, cancel := s.runFor(c, id, err)
 	defer cancel()
-	r, err := s.loadRun(ctx, id)
-	if err != nil {
-		abort(c, err)
+	if r == nil {
 		return
 	}
 	from := 0
@@ -150,26 +142,14 @@ func (s *Server) taskRows(ctx context.Context, r *loadedRun, from, limit int, no
 // assembled array, its instance counts and a page of its instances), or with
 // ?instance=N one instance of a fan-out node.
 func (s *Server) getTask(c *gin.Context) {
-	id, err := runParam(c)
-	if err != nil {
-		abort(c, err)
-		return
+	id, node, err := runNodeParams(c)
+	var q taskQuery
+	if err == nil {
+		q, err = taskQueryOf(c)
 	}
-	node, err := nodeParam(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	q, err := taskQueryOf(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	ctx, cancel := s.requestCtx(c)
+	r, ctx, cancel := s.runFor(c, id, err)
 	defer cancel()
-	r, err := s.loadRun(ctx, id)
-	if err != nil {
-		abort(c, err)
+	if r == nil {
 		return
 	}
 	pos, err := r.nodeIndex(node)

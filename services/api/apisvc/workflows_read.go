@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
@@ -90,12 +91,7 @@ func (s *Server) listWorkflows(c *gin.Context) {
 
 // getWorkflow returns the latest version of a workflow, or ?version=N.
 func (s *Server) getWorkflow(c *gin.Context) {
-	name, err := nameParam(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	v, err := versionQuery(c)
+	name, v, err := workflowVersionParams(c)
 	if err != nil {
 		abort(c, err)
 		return
@@ -108,12 +104,7 @@ func versionQuery(c *gin.Context) (int, error) { return intQuery(c, "version", 0
 
 // workflowVersions lists a workflow's versions, or shows ?version=N.
 func (s *Server) workflowVersions(c *gin.Context) {
-	name, err := nameParam(c)
-	if err != nil {
-		abort(c, err)
-		return
-	}
-	v, err := versionQuery(c)
+	name, v, err := workflowVersionParams(c)
 	if err != nil {
 		abort(c, err)
 		return
@@ -183,7 +174,7 @@ func (s *Server) deleteWorkflow(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("workflow deleted", "workflow", name, logKeyName, requester(c))
+	s.log.Info("workflow deleted", logkey.Workflow, name, logkey.KeyName, requester(c))
 	c.Status(http.StatusNoContent)
 }
 

@@ -8,15 +8,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/dag"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/gin-gonic/gin"
 )
-
-// workflowRef names one stored version.
-type workflowRef struct {
-	Name    string `json:"name"`
-	Version int    `json:"version"`
-}
 
 // validation is the body of POST /workflows/validate.
 type validation struct {
@@ -55,9 +51,9 @@ func (s *Server) registerWorkflow(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	s.log.Info("workflow registered", "workflow", def.Name, "version", v, logKeyName, requester(c))
+	s.log.Info("workflow registered", logkey.Workflow, def.Name, logkey.Version, v, logkey.KeyName, requester(c))
 	c.Header("Location", "/workflows/"+def.Name)
-	respond(c, http.StatusCreated, workflowRef{Name: def.Name, Version: v})
+	respond(c, http.StatusCreated, apiwire.WorkflowRef{Name: def.Name, Version: v})
 }
 
 // validateWorkflow is a dry run of registration: 200 {valid, problems}.

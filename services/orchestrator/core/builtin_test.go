@@ -52,7 +52,7 @@ func TestWaitUntilAndTemplatedDuration(t *testing.T) {
 	require.Equal(t, int64(5000), r.Nodes[0].WakeAt)
 
 	past := time.UnixMilli(10).UTC().Format(time.RFC3339Nano)
-	r, eff = newTestRun(t, waitNode("past", `{"until":"`+past+`"}`))
+	_, eff = newTestRun(t, waitNode("past", `{"until":"`+past+`"}`))
 	require.Equal(t, int64(1000), eff.Timers[0].At, "a time in the past wakes at once")
 
 	r, _ = newTestRun(t, node("cfg"), waitNode("nap", `{"duration":"<< cfg.d >>"}`, "cfg"))

@@ -3,6 +3,7 @@ package orchsvc
 import (
 	"context"
 	"errors"
+	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -100,7 +101,7 @@ func (s *Service) repairAdmission(ctx context.Context, r *core.Run) bool {
 	}
 	ok, err := s.keys.Admit(ctx, s.rdb, r.Workflow, r.ID, workflowCap(r), r.CreatedAt)
 	if err != nil {
-		s.log.Warn("workflow concurrency admission failed; the run waits", "run_id", r.ID, "workflow", r.Workflow, "err", err)
+		s.log.Warn("workflow concurrency admission failed; the run waits", logkey.RunID, r.ID, logkey.Workflow, r.Workflow, logkey.Err, err)
 	}
 	return ok
 }
@@ -128,7 +129,7 @@ func (s *Service) settle(ctx context.Context, applied []*runBatch) []eventbus.Me
 			next, err = s.keys.Admissible(ctx, s.rdb, r.Workflow, workflowCap(r))
 		}
 		if err != nil {
-			s.log.Warn("workflow concurrency: could not look up waiting runs; the reconciler will", "run_id", r.ID, "err", err)
+			s.log.Warn("workflow concurrency: could not look up waiting runs; the reconciler will", logkey.RunID, r.ID, logkey.Err, err)
 		}
 		nudge = append(nudge, next...)
 	}

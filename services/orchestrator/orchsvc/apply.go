@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"fmt"
+	"github.com/braidhq/braid/pkg/logkey"
 
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -45,7 +46,7 @@ func (s *Service) begin(g *runBatch, in inbound) {
 	start.NoSlot = !g.facts.slot
 	r, err := core.Begin(st.RunId, int(st.Version), in.plan, st.Input, createdAt(in), start, g.eff)
 	if err != nil {
-		s.log.Warn("run input rejected", "run_id", g.run, "err", err)
+		s.log.Warn("run input rejected", logkey.RunID, g.run, logkey.Err, err)
 	}
 	g.o.run = r
 	g.admitted = workflowCap(r) > 0 && r.Status == runstate.RunRunning

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/clock"
+	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -70,15 +72,15 @@ func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, comm
 			break
 		}
 		if errors.Is(err, errUnpublished) {
-			s.log.Error("batch left uncommitted at shutdown", "messages", len(msgs), "err", err)
+			s.log.Error("batch left uncommitted at shutdown", logkey.Messages, len(msgs), logkey.Err, err)
 			return
 		}
-		s.log.Error("batch failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
+		s.log.Error("batch failed; retrying", logkey.Messages, len(msgs), logkey.Err, err, logkey.Backoff, backoff)
 		s.disownAll(ctx)
 		if statestore.IsNoScript(err) {
 			s.reloadScripts(ctx)
 		}
-		if sleep(ctx, backoff); ctx.Err() != nil {
+		if clock.Sleep(ctx, backoff) != nil {
 			return
 		}
 		backoff = min(2*backoff, 5*time.Second)
@@ -90,7 +92,7 @@ func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, comm
 // restart empties its script cache); a failure is retried with the batch.
 func (s *Service) reloadScripts(ctx context.Context) {
 	if err := statestore.LoadScripts(context.WithoutCancel(ctx), s.rdb); err != nil {
-		s.log.Warn("reload redis scripts", "err", err)
+		s.log.Warn("reload redis scripts", logkey.Err, err)
 		return
 	}
 	s.log.Info("redis had lost its scripts; loaded them again")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/logkey"
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -66,7 +67,7 @@ func (s *Service) decodeBatch(ctx context.Context, msgs []eventbus.Message, now 
 
 // deadLetter is m's dead letter, logged.
 func (s *Service) deadLetter(m eventbus.Message, reason error) eventbus.Message {
-	s.log.Warn("dead-lettering message", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "err", reason)
+	s.log.Warn("dead-lettering message", logkey.Topic, m.Topic, logkey.Partition, m.Partition, logkey.Offset, m.Offset, logkey.Err, reason)
 	return eventbus.DeadLetterMessage(m, reason.Error())
 }
 

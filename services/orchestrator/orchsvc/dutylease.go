@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
@@ -54,21 +55,21 @@ func (l *leaderLease) hold(ctx context.Context) bool {
 		if !errors.Is(err, redislock.ErrNotObtained) {
 			return false
 		}
-		l.log.Warn("lost leader lease", "lease", l.key)
+		l.log.Warn("lost leader lease", logkey.Lease, l.key)
 		l.lock = nil
 	}
 	if l.predecessor != nil {
 		if dropped, err := statestore.DropLockOf(ctx, l.predecessor, l.key, l.owner); err != nil {
 			return false
 		} else if dropped {
-			l.log.Info("dropped the leader lease of a killed predecessor with this id", "lease", l.key)
+			l.log.Info("dropped the leader lease of a killed predecessor with this id", logkey.Lease, l.key)
 		}
 	}
 	lock, err := l.locker.Obtain(ctx, l.key, l.ttl, &redislock.Options{Metadata: l.owner})
 	if err != nil {
 		return false // ErrNotObtained: another orchestrator leads
 	}
-	l.log.Info("took leader lease", "lease", l.key)
+	l.log.Info("took leader lease", logkey.Lease, l.key)
 	l.lock, l.predecessor = lock, nil
 	return true
 }
@@ -80,7 +81,7 @@ func (l *leaderLease) release(ctx context.Context) {
 		return
 	}
 	if err := l.lock.Release(ctx); err != nil && !errors.Is(err, redislock.ErrLockNotHeld) {
-		l.log.Warn("release leader lease", "lease", l.key, "err", err)
+		l.log.Warn("release leader lease", logkey.Lease, l.key, logkey.Err, err)
 	}
 	l.lock = nil
 }

@@ -11,21 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// newRun builds a run from its start request. A run whose input is rejected
-// is still returned (to be recorded as failed) together with the error.
-func (s *Service) newRun(ctx context.Context, in inbound) (*core.Run, error) {
-	st := in.start
-	plan, err := s.plans.get(ctx, st.Workflow, int(st.Version))
-	if err != nil {
-		return nil, err
-	}
-	created := in.ev.(core.Start).Now
-	if st.RequestedAtMs > 0 {
-		created = st.RequestedAtMs // the api's clock, as in the pending record and the run indexes
-	}
-	return core.NewRun(st.RunId, int(st.Version), plan, st.Input, created)
-}
-
 // toWrite turns a run's effects into one fenced Redis write.
 func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
 	r, eff := g.o.run, g.eff

@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"context"
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // workersDied looks for registered workers whose liveness key lapsed: they
@@ -26,7 +27,7 @@ func (s *Service) workersDied(ctx context.Context) bool {
 		}
 		// HDEL only if the entry is still there: one leader notices once.
 		if n, err := s.rdb.HDel(ctx, s.keys.Workers(), id).Result(); err == nil && n == 1 {
-			s.log.Warn("worker stopped responding: its attempts are lost and will be dispatched again", "worker", id)
+			s.log.Warn("worker stopped responding: its attempts are lost and will be dispatched again", logkey.WorkerID, id)
 			s.WorkersLost.Add(1)
 			died = true
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -28,7 +29,7 @@ func (s *Service) maintain(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-started.Channel():
-			s.log.Info("worker started: reconciling what a predecessor may have left", "worker", m.Payload)
+			s.log.Info("worker started: reconciling what a predecessor may have left", logkey.WorkerID, m.Payload)
 			lastScan = time.Time{}
 			continue
 		case <-timers.C:
@@ -38,7 +39,7 @@ func (s *Service) maintain(ctx context.Context) {
 			continue
 		}
 		if err := s.fireDue(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("fire due timers", "err", err)
+			s.log.Warn("fire due timers", logkey.Err, err)
 		}
 		if time.Since(lastLiveness) >= s.cfg.LivenessCheck {
 			lastLiveness = time.Now()
@@ -49,7 +50,7 @@ func (s *Service) maintain(ctx context.Context) {
 		if time.Since(lastScan) >= s.cfg.ReconcileEvery {
 			lastScan = time.Now()
 			if err := s.requestReconcile(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("reconcile active runs", "err", err)
+				s.log.Warn("reconcile active runs", logkey.Err, err)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"context"
+	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 
 	"github.com/braidhq/braid/pkg/statestore"
@@ -80,7 +81,7 @@ func (s *Service) started(g *runBatch) (bool, error) {
 		s.leases.take([]string{g.run}) // another holder's lock: nothing to release
 	}
 	if outcome != statestore.StartApplied {
-		s.log.Debug("optimistic start fell back to the normal path", "run_id", g.run, "outcome", outcome)
+		s.log.Debug("optimistic start fell back to the normal path", logkey.RunID, g.run, logkey.Outcome, outcome)
 		return false, nil
 	}
 	g.o.fence = fence

@@ -1,6 +1,7 @@
 package orchsvc
 
 import (
+	"github.com/braidhq/braid/pkg/logkey"
 	"strconv"
 	"time"
 
@@ -35,9 +36,9 @@ func (s *Service) recoverPending(g *runBatch, now int64) {
 		RequestedAtMs: atoi64(f[statestore.FieldCreated]), RequestedBy: f[statestore.FieldRequestedBy],
 	})
 	if err != nil {
-		s.log.Warn("re-request the start of a pending run", "run_id", g.run, "err", err)
+		s.log.Warn("re-request the start of a pending run", logkey.RunID, g.run, logkey.Err, err)
 		return
 	}
-	s.log.Info("re-requesting the start of a run recorded but never started", "run_id", g.run, "workflow", f[statestore.FieldWorkflow])
+	s.log.Info("re-requesting the start of a run recorded but never started", logkey.RunID, g.run, logkey.Workflow, f[statestore.FieldWorkflow])
 	g.out = append(g.out, m)
 }

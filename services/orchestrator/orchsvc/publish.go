@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -93,13 +94,13 @@ func (s *Service) publish(ctx context.Context, msgs []eventbus.Message) error {
 			return nil
 		}
 		if pctx.Err() != nil {
-			s.log.Error("drain timeout with unpublished messages; the reconciler re-sends dispatches", "messages", len(msgs), "err", err)
+			s.log.Error("drain timeout with unpublished messages; the reconciler re-sends dispatches", logkey.Messages, len(msgs), logkey.Err, err)
 			return fmt.Errorf("publish %d messages: %w: %w", len(msgs), errUnpublished, err)
 		}
-		s.log.Warn("publish failed; retrying", "messages", len(msgs), "err", err, "backoff", backoff)
+		s.log.Warn("publish failed; retrying", logkey.Messages, len(msgs), logkey.Err, err, logkey.Backoff, backoff)
 		select {
 		case <-stopping:
-			s.log.Warn("stopping with unpublished messages; still trying", "messages", len(msgs), "drain_timeout", s.cfg.DrainTimeout)
+			s.log.Warn("stopping with unpublished messages; still trying", logkey.Messages, len(msgs), logkey.DrainTimeout, s.cfg.DrainTimeout)
 			var cancel context.CancelFunc
 			pctx, cancel = context.WithTimeout(ctx, s.cfg.DrainTimeout)
 			defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/braidhq/braid/pkg/clock"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -81,8 +82,8 @@ func (s *Service) acquireAll(ctx context.Context, groups []*runBatch) error {
 			continue // the next round checks they are all still held
 		}
 		s.letGo(ctx, groups)
-		if sleep(ctx, jitter(wait)); ctx.Err() != nil {
-			return ctx.Err()
+		if err := clock.Sleep(ctx, jitter(wait)); err != nil {
+			return err
 		}
 		wait = min(2*wait, lockRetryMax)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
@@ -117,7 +118,7 @@ func (l *leases) releaseAll(ctx context.Context) {
 
 func (l *leases) releaseLocks(ctx context.Context, locks []statestore.HeldLock) {
 	if err := l.keys.ReleaseLocks(context.WithoutCancel(ctx), l.rdb, locks); err != nil {
-		l.log.Warn("release run locks; they expire instead", "locks", len(locks), "err", err)
+		l.log.Warn("release run locks; they expire instead", logkey.Locks, len(locks), logkey.Err, err)
 	}
 }
 
@@ -164,14 +165,14 @@ func (l *leases) refresh(ctx context.Context, locks []statestore.HeldLock, kept 
 	lost, err := l.keys.RefreshLocks(ctx, l.rdb, locks, l.ttl)
 	if err != nil {
 		if ctx.Err() == nil {
-			l.log.Warn("refresh run locks", "err", err)
+			l.log.Warn("refresh run locks", logkey.Err, err)
 		}
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, hl := range lost {
-		l.log.Warn("lost run lock", "run_id", hl.Run)
+		l.log.Warn("lost run lock", logkey.RunID, hl.Run)
 		if l.m[hl.Run] == kept[hl.Run] {
 			delete(l.m, hl.Run)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/schedule"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -45,7 +46,7 @@ type scheduler struct {
 }
 
 func newScheduler(cfg Config, pub publisher, locker *redislock.Client) *scheduler {
-	log := cfg.Logger.With("component", "scheduler", "orchestrator_id", cfg.ID)
+	log := cfg.Logger.With(logkey.Component, "scheduler", logkey.OrchestratorID, cfg.ID)
 	return &scheduler{
 		rdb: cfg.Redis, keys: cfg.Keys, pub: pub, clock: cfg.Clock, poll: cfg.SchedulePoll, log: log,
 		lease: newLeaderLease(locker, cfg.Keys.Leader("scheduler"), cfg, log),
@@ -68,7 +69,7 @@ func (sc *scheduler) run(ctx context.Context) {
 			continue
 		}
 		if err := sc.tick(ctx); err != nil && ctx.Err() == nil {
-			sc.log.Warn("fire due schedules", "err", err)
+			sc.log.Warn("fire due schedules", logkey.Err, err)
 		}
 	}
 }
@@ -82,7 +83,7 @@ func (sc *scheduler) tick(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		if err := sc.handle(ctx, id, now); err != nil && ctx.Err() == nil {
-			sc.log.Warn("schedule fire failed; retrying at the next poll", "schedule_id", id, "err", err)
+			sc.log.Warn("schedule fire failed; retrying at the next poll", logkey.ScheduleID, id, logkey.Err, err)
 		}
 	}
 	return nil
@@ -113,15 +114,15 @@ func (sc *scheduler) handle(ctx context.Context, id string, now time.Time) error
 	adv.Next = d.Next
 	if !d.Fire {
 		adv.Skipped = d.FireAt
-		sc.log.Info("schedule fire skipped: the previous run is still active", "schedule_id", id,
-			"fire_at", d.FireAt, "run_id", st.LastRun)
+		sc.log.Info("schedule fire skipped: the previous run is still active", logkey.ScheduleID, id,
+			logkey.FireAt, d.FireAt, logkey.RunID, st.LastRun)
 		return sc.advance(ctx, adv)
 	}
 	run, err := sc.fire(ctx, st.Def, d.FireAt, now)
 	switch {
 	case errors.Is(err, statestore.ErrNotFound):
 		adv.Error = err.Error()
-		sc.log.Warn("schedule fire dropped", "schedule_id", id, "workflow", st.Def.Workflow, "err", err)
+		sc.log.Warn("schedule fire dropped", logkey.ScheduleID, id, logkey.Workflow, st.Def.Workflow, logkey.Err, err)
 	case err != nil:
 		return err // not advanced: the next poll requests the same run id again
 	default:
@@ -135,7 +136,7 @@ func (sc *scheduler) handle(ctx context.Context, id string, now time.Time) error
 func (sc *scheduler) advance(ctx context.Context, a statestore.ScheduleAdvance) error {
 	ok, err := sc.keys.AdvanceSchedule(ctx, sc.rdb, a)
 	if err == nil && !ok {
-		sc.log.Debug("schedule changed while firing; not advanced", "schedule_id", a.ID)
+		sc.log.Debug("schedule changed while firing; not advanced", logkey.ScheduleID, a.ID)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/schedule"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
@@ -38,12 +39,12 @@ func (sc *scheduler) fire(ctx context.Context, def statestore.ScheduleDef, at, n
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if derr := sc.keys.DeletePendingRun(cctx, sc.rdb, p.ID, p.Workflow); derr != nil {
-				sc.log.Warn("undo pending run", "run_id", p.ID, "err", derr)
+				sc.log.Warn("undo pending run", logkey.RunID, p.ID, logkey.Err, derr)
 			}
 		}
 		return "", fmt.Errorf("request run %s of schedule %s: %w", p.ID, def.ID, err)
 	}
-	sc.log.Info("schedule fired", "schedule_id", def.ID, "run_id", p.ID, "workflow", def.Workflow,
-		"version", p.Version, "fire_at", at, "repeated", !created)
+	sc.log.Info("schedule fired", logkey.ScheduleID, def.ID, logkey.RunID, p.ID, logkey.Workflow, def.Workflow,
+		logkey.Version, p.Version, logkey.FireAt, at, logkey.Repeated, !created)
 	return p.ID, nil
 }

@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
@@ -70,12 +72,12 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		_ = prod.Close()
 		return nil, fmt.Errorf("orchestrator consumer: %w", err)
 	}
-	log := cfg.Logger.With("component", "orchestrator", "orchestrator_id", cfg.ID)
+	log := cfg.Logger.With(logkey.Component, "orchestrator", logkey.OrchestratorID, cfg.ID)
 	locker := redislock.New(cfg.Redis)
 	s := &Service{
 		cfg: cfg, log: log, rdb: cfg.Redis, keys: cfg.Keys, locker: locker,
 		cons: cons, prod: prod, owned: map[string]*owned{}, fences: fenceMemory{},
-		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With("component", "orchestrator-leases")),
+		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With(logkey.Component, "orchestrator-leases")),
 		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
 		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg, log),
 	}
@@ -102,7 +104,7 @@ func (s *Service) Run(ctx context.Context) error {
 		commits.Close()  // the last commits land before close() leaves the group
 		s.releaseDuties(ctx)
 	}()
-	s.log.Info("orchestrator started", "group", s.cfg.Group)
+	s.log.Info("orchestrator started", logkey.Group, s.cfg.Group)
 	for {
 		select {
 		case <-ctx.Done():
@@ -148,8 +150,8 @@ func (s *Service) pump(ctx context.Context, out chan<- []eventbus.Message) {
 		msgs, err := s.cons.Fetch(ctx, s.cfg.BatchMax)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Warn("fetch failed; retrying", "err", err, "backoff", backoff)
-				sleep(ctx, backoff)
+				s.log.Warn("fetch failed; retrying", logkey.Err, err, logkey.Backoff, backoff)
+				_ = clock.Sleep(ctx, backoff) // cut short: the loop ends
 				backoff = min(2*backoff, 5*time.Second)
 			}
 			continue
@@ -163,15 +165,6 @@ func (s *Service) pump(ctx context.Context, out chan<- []eventbus.Message) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
-
 // close lets go of the runs' locks and closes the Kafka clients. Run's ctx
 // has ended by then: the releases get a bound of their own.
 func (s *Service) close(ctx context.Context) {
@@ -179,10 +172,10 @@ func (s *Service) close(ctx context.Context) {
 	defer cancel()
 	s.disownAll(ctx)
 	if err := s.cons.Close(); err != nil {
-		s.log.Warn("close consumer", "err", err)
+		s.log.Warn("close consumer", logkey.Err, err)
 	}
 	if err := s.prod.Close(); err != nil {
-		s.log.Warn("close producer", "err", err)
+		s.log.Warn("close producer", logkey.Err, err)
 	}
 	s.log.Info("orchestrator stopped")
 }

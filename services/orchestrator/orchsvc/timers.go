@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
@@ -31,7 +32,7 @@ func (s *Service) fireDue(ctx context.Context) error {
 		done = append(done, member)
 		t, err := statestore.ParseTimer(member)
 		if err != nil {
-			s.log.Warn("dropping malformed timer", "member", member, "err", err)
+			s.log.Warn("dropping malformed timer", logkey.Member, member, logkey.Err, err)
 			continue
 		}
 		m, err := eventbus.NewMessage(eventsv1.TopicWorkflowControl, t.Run, &eventsv1.RunControl{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/logkey"
 
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -92,7 +93,7 @@ func (s *Service) sortWritten(groups []*runBatch) (written, error) {
 		case g.cmd != nil:
 			w.refused = true
 			s.StaleWrites.Add(1)
-			s.log.Warn("fence refused write; reloading run", "run_id", g.run)
+			s.log.Warn("fence refused write; reloading run", logkey.RunID, g.run)
 			delete(s.owned, g.run)
 			w.retry = append(w.retry, g)
 		default:

@@ -20,6 +20,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/worker"
@@ -87,7 +88,7 @@ func Run(ctx context.Context, cfg Config) error {
 	reapOrphans(cfg.ID, logger)
 	eg := cfg.Handler.Egress
 	logger.Info("http and llm egress: public addresses, the LLM endpoint and what is allowed",
-		"allow", eg.Allow.String(), "allow_loopback", eg.AllowLoopback, "own_listeners_refused", len(eg.Own))
+		logkey.Allow, eg.Allow.String(), logkey.AllowLoopback, eg.AllowLoopback, logkey.OwnListenersRefused, len(eg.Own))
 	handlers, err := enabledHandlers(cfg)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -112,7 +113,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 func (c Config) validate() error {
 	if c.Redis == nil {
-		return errors.New("Redis client is required")
+		return errors.New("workersvc: a Redis client is required (Config.Redis)")
 	}
 	return c.Handler.Validate()
 }
@@ -126,9 +127,9 @@ func reapOrphans(id string, logger *slog.Logger) {
 	n, err := handler.ReapOrphans(id)
 	switch {
 	case err != nil:
-		logger.Warn("reap orphaned shell tasks", "err", err)
+		logger.Warn("reap orphaned shell tasks", logkey.Err, err)
 	case n > 0:
-		logger.Warn("killed processes left by shell tasks of a killed predecessor", "worker", id, "processes", n)
+		logger.Warn("killed processes left by shell tasks of a killed predecessor", logkey.WorkerID, id, logkey.Processes, n)
 	}
 }
 

@@ -30,5 +30,5 @@ func TestRunJoinsItsGoroutines(t *testing.T) {
 func TestRunRequiresARedisClient(t *testing.T) {
 	t.Parallel()
 	err := workersvc.Run(context.Background(), workersvc.Config{Bus: eventbus.Config{Brokers: []string{"127.0.0.1:1"}}})
-	require.ErrorContains(t, err, "Redis client is required")
+	require.ErrorContains(t, err, "a Redis client is required")
 }

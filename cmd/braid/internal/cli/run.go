@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/cmd/braid/internal/client"
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/spf13/cobra"
 )
 
@@ -112,12 +113,8 @@ func (a *app) awaitRun(ctx context.Context, c *client.Client, id string) error {
 			return fmt.Errorf("wait for run %s: %w", id, err)
 		}
 		failures++
-		t := time.NewTimer(pollInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("wait for run %s: %w", id, ctx.Err())
-		case <-t.C:
+		if err := clock.Sleep(ctx, pollInterval); err != nil {
+			return fmt.Errorf("wait for run %s: %w", id, err)
 		}
 	}
 }

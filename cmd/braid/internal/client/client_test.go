@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -82,12 +83,12 @@ func TestProblemErrors(t *testing.T) {
 	require.ErrorAs(t, err, &p)
 	require.Equal(t, 422, p.Status)
 	require.Equal(t, "2 problems", p.Detail)
-	require.Equal(t, []FieldError{{"$.nodes[0].id", "duplicate"}, {"$.name", "bad"}}, p.Errors)
+	require.Equal(t, []FieldError{{Path: "$.nodes[0].id", Message: "duplicate"}, {Path: "$.name", Message: "bad"}}, p.Errors)
 	require.Equal(t, "2 problems (HTTP 422)", p.Error())
 
 	_, _, err = c.GetRun(context.Background(), "x")
 	require.ErrorAs(t, err, &p)
-	require.Equal(t, Problem{Title: "Bad Gateway", Status: 502, Detail: "upstream down"}, *p)
+	require.Equal(t, Problem{apiwire.Problem{Title: "Bad Gateway", Status: 502, Detail: "upstream down"}}, *p)
 
 	_, _, err = c.GetRun(context.Background(), "y")
 	require.ErrorAs(t, err, &p)

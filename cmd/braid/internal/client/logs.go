@@ -5,23 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/braidhq/braid/pkg/apiwire"
 	"net/http"
 )
 
 // LogLine is one line of an attempt's log.
-type LogLine struct {
-	Time   string `json:"ts,omitempty"`
-	Stream string `json:"stream"`
-	Line   string `json:"line"`
-}
+type LogLine = apiwire.LogLine
 
 // LogPage is the answer of GET .../logs without follow.
-type LogPage struct {
-	RunID   string    `json:"run_id"`
-	Node    string    `json:"node"`
-	Attempt int       `json:"attempt"`
-	Lines   []LogLine `json:"lines"`
-}
+type LogPage = apiwire.LogPage
 
 // errLogEnd stops a followed log at its "end" event.
 var errLogEnd = errors.New("log ended")

@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/braidhq/braid/pkg/apiwire"
 	"io"
 	"net/http"
 	"strings"
@@ -12,20 +13,12 @@ import (
 const maxErrorBody = 64 << 10
 
 // FieldError is one {path, message} item of a problem's errors list.
-type FieldError struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+type FieldError = apiwire.FieldError
 
 // Problem is an RFC 9457 problem+json error returned by the API, or a
-// synthesised one for non-problem error responses.
-type Problem struct {
-	Type   string       `json:"type,omitempty"`
-	Title  string       `json:"title"`
-	Status int          `json:"status"`
-	Detail string       `json:"detail"`
-	Errors []FieldError `json:"errors,omitempty"`
-}
+// synthesised one for non-problem error responses. It embeds the api's
+// document to add the error interface the CLI reports it through.
+type Problem struct{ apiwire.Problem }
 
 // Error returns the detail (or title) and the HTTP status.
 func (p *Problem) Error() string {
@@ -44,8 +37,8 @@ func (p *Problem) Error() string {
 func decodeProblem(resp *http.Response) *Problem {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	p := &Problem{}
-	if err := json.Unmarshal(body, p); err != nil || (p.Title == "" && p.Detail == "") {
-		p = &Problem{Detail: strings.TrimSpace(string(body))}
+	if err := json.Unmarshal(body, &p.Problem); err != nil || (p.Title == "" && p.Detail == "") {
+		p = &Problem{apiwire.Problem{Detail: strings.TrimSpace(string(body))}}
 	}
 	if p.Status == 0 {
 		p.Status = resp.StatusCode

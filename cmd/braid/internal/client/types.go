@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/braidhq/braid/pkg/apiwire"
 	"sort"
 	"strconv"
 	"time"
 )
 
 // WorkflowRef names one stored workflow version.
-type WorkflowRef struct {
-	Name    string `json:"name"`
-	Version int    `json:"version"`
-}
+type WorkflowRef = apiwire.WorkflowRef
 
 // Run is a run as GET /runs/{id} returns it (list entries leave Nodes empty).
 type Run struct {

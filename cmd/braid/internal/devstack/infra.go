@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os/exec"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -55,7 +56,7 @@ func startInfra(ctx context.Context, cfg Config, warn io.Writer) (*infra, error)
 		return nil, err
 	}
 	i := &infra{kafkaAddr: broker.ListenAddrs()[0], redis: rb, broker: broker, logger: cfg.Logger, redisPassword: pw}
-	i.logger.Info("infrastructure up", "kafka", i.kafkaAddr, "redis", rb.Addr(), "durable_redis", rb.Durable())
+	i.logger.Info("infrastructure up", logkey.Kafka, i.kafkaAddr, logkey.Redis, rb.Addr(), logkey.DurableRedis, rb.Durable())
 	return i, nil
 }
 
@@ -83,7 +84,7 @@ func startRedis(ctx context.Context, cfg Config, password string, warn io.Writer
 // which persists its state to the data dir.
 func (i *infra) stop(ctx context.Context) {
 	if err := i.redis.Stop(ctx); err != nil {
-		i.logger.Error("stop redis", "err", err)
+		i.logger.Error("stop redis", logkey.Err, err)
 	}
 	closed := make(chan struct{})
 	go func() { i.broker.Close(); close(closed) }()

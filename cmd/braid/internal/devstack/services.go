@@ -9,6 +9,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
@@ -54,7 +55,7 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 		// dir takes its predecessor's run locks and group memberships over at
 		// once (one `braid dev` per data dir, so no live process shares them).
 		return orchsvc.Run(ctx, orchsvc.Config{ID: "dev-orchestrator", StableID: true, Bus: withClient(bus, "braid-orchestrator"),
-			Redis: orchRedis, Logger: log.With("service", "orchestrator")})
+			Redis: orchRedis, Logger: log.With(logkey.Service, "orchestrator")})
 	})
 	for i := range cfg.Workers {
 		id, wc := fmt.Sprintf("dev-worker-%d", i+1), r.clients[2+i]
@@ -63,12 +64,12 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 			wbus.InstanceID = id
 			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc, Concurrency: cfg.WorkerConcurrency,
 				Handler:  handler.Config{Egress: egress(cfg, inf), PassEnv: cfg.TaskEnv.PassEnv},
-				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets, Logger: log.With("service", "worker")})
+				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets, Logger: log.With(logkey.Service, "worker")})
 		}))
 	}
 	r.api = launch(ctx, "api", r.exits, func(ctx context.Context) error {
 		return apisvc.Run(ctx, apisvc.Config{Addr: cfg.APIAddr, APIKeys: keys, Bus: bus,
-			Redis: apiRedis, Logger: log.With("service", "api")})
+			Redis: apiRedis, Logger: log.With(logkey.Service, "api")})
 	})
 	return r, nil
 }
@@ -87,7 +88,7 @@ func (r *running) stop(timeout time.Duration, log *slog.Logger) error {
 	step := func(name string, svcs ...*service) {
 		start := time.Now()
 		errs = append(errs, stopAll(svcs, timeout)...)
-		log.Info("stopped", "step", name, "took", time.Since(start).Round(time.Millisecond))
+		log.Info("stopped", logkey.Step, name, logkey.Took, time.Since(start).Round(time.Millisecond))
 	}
 	step("api", r.api)
 	step("workers", r.workers...)

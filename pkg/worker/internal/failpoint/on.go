@@ -3,6 +3,7 @@
 package failpoint
 
 import (
+	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"os"
 	"syscall"
@@ -21,6 +22,6 @@ func ExitAfterResult(log *slog.Logger, run, node string) {
 	if want := os.Getenv(EnvExitAfterResult); want == "" || want != node {
 		return
 	}
-	log.Warn("failpoint: exiting after a result", "run_id", run, "node_id", node)
+	log.Warn("failpoint: exiting after a result", logkey.RunID, run, logkey.NodeID, node)
 	kill()
 }

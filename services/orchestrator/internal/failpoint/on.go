@@ -3,6 +3,7 @@
 package failpoint
 
 import (
+	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -37,9 +38,9 @@ func HoldWrite(log *slog.Logger, run string) bool {
 	if want == "" || want != "first" && want != run || !held.CompareAndSwap(false, true) {
 		return false
 	}
-	log.Warn("failpoint: holding a write", "run_id", run, "max_hold", maxHold)
+	log.Warn("failpoint: holding a write", logkey.RunID, run, logkey.MaxHold, maxHold)
 	paused := waitPaused()
-	log.Warn("failpoint: releasing the write", "run_id", run, "paused", paused)
+	log.Warn("failpoint: releasing the write", logkey.RunID, run, logkey.Paused, paused)
 	return true
 }
 
@@ -73,6 +74,6 @@ func ExitAfterWrite(log *slog.Logger, run, node string) {
 	if want := os.Getenv(EnvExitAfterWrite); want == "" || want != node {
 		return
 	}
-	log.Warn("failpoint: exiting after a write", "run_id", run, "node_id", node)
+	log.Warn("failpoint: exiting after a write", logkey.RunID, run, logkey.NodeID, node)
 	kill()
 }

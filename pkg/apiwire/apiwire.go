@@ -1,0 +1,57 @@
+// Package apiwire holds the JSON shapes of the api's requests and answers
+// that both the api (services/api/apisvc) and its clients (the braid CLI)
+// use, so a field is named in one place and the CLI cannot drift from the
+// server. It imports nothing of ours and nothing of the server's (gin,
+// Redis), so a client pays only for encoding/json. The field names are
+// pinned by services/api/apisvc/openapi.json and its tests.
+package apiwire
+
+// ProblemContentType is the media type of error responses (RFC 9457).
+const ProblemContentType = "application/problem+json"
+
+// Problem is an RFC 9457 problem details document: the body of every
+// error response.
+type Problem struct {
+	// Type identifies the kind of problem, e.g. "urn:braid:problem:validation".
+	Type string `json:"type"`
+	// Title is the short, fixed summary of the type.
+	Title string `json:"title"`
+	// Status repeats the HTTP status code.
+	Status int `json:"status"`
+	// Detail explains this occurrence in words a user can act on.
+	Detail string `json:"detail"`
+	// Instance is the request path that failed.
+	Instance string `json:"instance"`
+	// Errors lists every validation problem with its JSON path.
+	Errors []FieldError `json:"errors,omitempty"`
+}
+
+// FieldError is one validation problem.
+type FieldError struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// WorkflowRef names one stored workflow version: the answer of
+// POST /workflows.
+type WorkflowRef struct {
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+}
+
+// LogLine is one line of an attempt's log, in GET .../logs and in its
+// "line" events when followed.
+type LogLine struct {
+	Time   string `json:"ts,omitempty"` // RFC 3339 in UTC with milliseconds
+	Stream string `json:"stream"`       // stdout, stderr, handler, or unknown
+	Line   string `json:"line"`
+}
+
+// LogPage is the answer of GET /runs/{id}/tasks/{node}/logs without follow.
+type LogPage struct {
+	RunID    string    `json:"run_id"`
+	Node     string    `json:"node"`
+	Instance int       `json:"instance"`
+	Attempt  int       `json:"attempt"`
+	Lines    []LogLine `json:"lines"`
+}
