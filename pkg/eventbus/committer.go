@@ -26,7 +26,7 @@ const commitTimeout = 10 * time.Second
 // rebalance or restart (handlers are idempotent), exactly as if the
 // process had died before committing. Safe for concurrent use.
 type Committer struct {
-	cons  *Consumer
+	cons  OffsetCommitter
 	delay time.Duration
 	log   *slog.Logger
 
@@ -44,9 +44,9 @@ type partitionKey struct {
 	partition int
 }
 
-// NewCommitter starts a Committer for cons; delay ≤ 0 commits as soon as
-// the goroutine gets to it. Close it before closing cons.
-func NewCommitter(cons *Consumer, delay time.Duration, log *slog.Logger) *Committer {
+// NewCommitter starts a Committer for cons (a *Consumer); delay ≤ 0
+// commits as soon as the goroutine gets to it. Close it before closing cons.
+func NewCommitter(cons OffsetCommitter, delay time.Duration, log *slog.Logger) *Committer {
 	c := &Committer{
 		cons: cons, delay: delay, log: log, pending: map[partitionKey]Message{},
 		wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{}),

@@ -20,16 +20,12 @@ import (
 func TestContract(t *testing.T) {
 	k := testinfra.StartKafka(t)
 	for name, test := range map[string]func(*testing.T, *testinfra.Kafka){
-		"EnsureTopics":        testEnsureTopics,
-		"RoundTrip":           testRoundTrip,
-		"GroupSplitAndLeave":  testGroupSplitAndLeave,
-		"CommitResume":        testCommitResume,
-		"FetchBatch":          testFetchBatch,
-		"DeadLetter":          testDeadLetter,
-		"PublishIgnoresTimer": testPublishIgnoresTimer,
-		"Closed":              testClosed,
-		"ConsumerNeedsTopic":  testConsumerNeedsTopic,
-		"ManySmallRecords":    testManySmallRecords,
+		"EnsureTopics":       testEnsureTopics,
+		"GroupSplitAndLeave": testGroupSplitAndLeave,
+		"FetchBatch":         testFetchBatch,
+		"Closed":             testClosed,
+		"ConsumerNeedsTopic": testConsumerNeedsTopic,
+		"ManySmallRecords":   testManySmallRecords,
 	} {
 		t.Run(name, func(t *testing.T) { t.Parallel(); test(t, k) })
 	}
@@ -71,32 +67,6 @@ func testEnsureTopics(t *testing.T, k *testinfra.Kafka) {
 	}, partitionCounts(t, k,
 		p+"workflow.start", p+"workflow.start.dlq", p+"task.dispatch", p+"task.dispatch.dlq",
 		p+"workflow.events", p+"workflow.events.dlq", p+"task.complete"))
-}
-
-// testRoundTrip publishes records with headers and reads them back in order.
-func testRoundTrip(t *testing.T, k *testinfra.Kafka) {
-	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	p := b.producer(t)
-	msgs := make([]Message, 5)
-	for i := range msgs {
-		msgs[i] = result(t, "run-1", i)
-	}
-	msgs[0].Headers[eventsv1.HeaderTraceparent] = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	require.NoError(t, p.Publish(testCtx(t), msgs...))
-
-	c := b.consumer(t, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete)
-	got := fetchN(t, c, len(msgs))
-	require.Len(t, got, len(msgs))
-	for i, m := range got {
-		require.Equal(t, eventsv1.TopicTaskComplete, m.Topic)
-		require.Equal(t, "run-1", string(m.Key))
-		require.Equal(t, msgs[i].Value, m.Value)
-		require.Equal(t, msgs[i].Headers, m.Headers)
-		require.Equal(t, i, attempt(t, m))
-		require.Equal(t, got[0].Partition, m.Partition, "one key, one partition")
-		require.Equal(t, got[0].Offset+int64(i), m.Offset)
-	}
-	require.NoError(t, c.Commit(testCtx(t), got...))
 }
 
 // round publishes one message per key with attempt r and returns their ids.
@@ -184,28 +154,6 @@ func testGroupSplitAndLeave(t *testing.T, k *testinfra.Kafka) {
 	require.Equal(t, []int{0, 1, 2, 3, 4, 5}, partitionsOf(t, bb, r))
 }
 
-// testCommitResume: a new member of the group resumes right after the last
-// committed record; uncommitted records are delivered again.
-func testCommitResume(t *testing.T, k *testinfra.Kafka) {
-	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	publishResults(t, b.producer(t), "run-1", 10)
-	group := testinfra.UniqueName(t, "g")
-
-	c1, err := NewConsumer(t.Context(), b.cfg, group, eventsv1.TopicTaskComplete)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c1.Close() })
-	got := fetchN(t, c1, 10)
-	require.NoError(t, c1.Commit(testCtx(t), got[5])) // commits 0..5
-	require.NoError(t, c1.Close())
-
-	c2 := b.consumer(t, group, eventsv1.TopicTaskComplete)
-	again := fetchN(t, c2, 4)
-	require.Len(t, again, 4)
-	for i, m := range again {
-		require.Equal(t, 6+i, attempt(t, m), "record %d after resume", i)
-	}
-}
-
 // testFetchBatch: when many records are prefetched, one Fetch returns them
 // all at once, up to max.
 func testFetchBatch(t *testing.T, k *testinfra.Kafka) {
@@ -228,66 +176,6 @@ func testFetchBatch(t *testing.T, k *testinfra.Kafka) {
 	require.Len(t, rest, 40, "one Fetch returns every prefetched record")
 	for i, m := range append(first, rest...) {
 		require.Equal(t, i, attempt(t, m))
-	}
-}
-
-// testDeadLetter: a poison record goes to <topic>.dlq with its key, value,
-// headers, the reason and its source location.
-func testDeadLetter(t *testing.T, k *testinfra.Kafka) {
-	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	p := b.producer(t)
-	poison := Message{Topic: eventsv1.TopicTaskComplete, Key: []byte("run-9"), Value: []byte("\xff\xffnot protobuf"),
-		Headers: map[string]string{eventsv1.HeaderEventType: "braid.events.v1.TaskResult", "x": "y"}}
-	require.NoError(t, p.Publish(testCtx(t), poison))
-
-	c := b.consumer(t, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete)
-	m := fetchN(t, c, 1)[0]
-	var r eventsv1.TaskResult
-	err := Decode(m, &r)
-	require.ErrorIs(t, err, ErrPoison)
-	require.NoError(t, p.DeadLetter(testCtx(t), m, err.Error()))
-	require.NoError(t, c.Commit(testCtx(t), m))
-
-	d := b.consumer(t, testinfra.UniqueName(t, "g"), eventsv1.DLQ(eventsv1.TopicTaskComplete))
-	dm := fetchN(t, d, 1)[0]
-	require.Equal(t, eventsv1.DLQ(eventsv1.TopicTaskComplete), dm.Topic)
-	require.Equal(t, poison.Key, dm.Key)
-	require.Equal(t, poison.Value, dm.Value)
-	require.Equal(t, map[string]string{
-		eventsv1.HeaderEventType: "braid.events.v1.TaskResult", "x": "y",
-		eventsv1.HeaderDLQReason:    err.Error(),
-		eventsv1.HeaderDLQTopic:     eventsv1.TopicTaskComplete,
-		eventsv1.HeaderDLQPartition: fmt.Sprint(m.Partition),
-		eventsv1.HeaderDLQOffset:    fmt.Sprint(m.Offset),
-	}, dm.Headers)
-}
-
-// testPublishIgnoresTimer: one-record publishes return one after another
-// (no batch timer), and a many-record Publish for one key keeps its order.
-func testPublishIgnoresTimer(t *testing.T, k *testinfra.Kafka) {
-	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	p := b.producer(t)
-	for i := range 3 {
-		require.NoError(t, p.Publish(testCtx(t), result(t, "run-1", i)))
-	}
-	var many []Message
-	for i := 3; i < 203; i++ {
-		many = append(many, result(t, "run-1", i))
-	}
-	require.NoError(t, p.Publish(testCtx(t), many...))
-	c := b.consumer(t, testinfra.UniqueName(t, "g"), eventsv1.TopicTaskComplete)
-	var got []int32
-	for len(got) < 203 {
-		msgs, err := c.Fetch(testCtx(t), 500)
-		require.NoError(t, err)
-		for _, m := range msgs {
-			var r eventsv1.TaskResult
-			require.NoError(t, Decode(m, &r))
-			got = append(got, r.Attempt)
-		}
-	}
-	for i, a := range got {
-		require.EqualValues(t, i, a, "records of one key arrive in publish order")
 	}
 }
 

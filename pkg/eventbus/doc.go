@@ -20,6 +20,10 @@
 // and traceparent (see eventsv1). Records that cannot be decoded are poison:
 // Decode wraps ErrPoison, and Producer.DeadLetter moves them to <topic>.dlq.
 //
+// The contract the services rely on is written as the interfaces
+// Publisher, Fetcher and OffsetCommitter (contract.go) and checked by
+// package eventbustest, which every implementation must pass.
+//
 // Every topic name given to this package is logical ("task.dispatch");
 // Config.TopicPrefix is prepended on the wire and stripped from Message.Topic.
 package eventbus

@@ -5,5 +5,10 @@
 //
 // Every script is idempotent: go-redis may retry a command the server already
 // ran, and Kafka redelivers, so running any script twice with the same
-// arguments leaves the same state.
+// arguments leaves the same state. The one exception is the run's history
+// list, a log: a replayed write appends its lines again.
+//
+// The rules the services rely on are checked by package statestoretest,
+// which every server the scripts run on must pass; Store binds Keys to a
+// client for consumers that hold the store as an interface.
 package statestore

@@ -1,7 +1,6 @@
 package statestore_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -14,68 +13,6 @@ func lockReq(run, value, prev string, light bool) statestore.LockRequest {
 	return statestore.LockRequest{HeldLock: statestore.HeldLock{Run: run, Value: value}, Prev: prev, Light: light}
 }
 
-func TestAcquireRunsLocksFencesAndReadsInOneCall(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Run("pending"), statestore.FieldStatus, "pending").Err())
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Run("started"), statestore.FieldStatus, "running").Err())
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes("started"), "A", `{"s":"queued","a":1}`).Err())
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Outputs("started"), "A", `1`).Err())
-	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Fence("started"), 41, 0).Err())
-	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Lock("other"), "theirs", time.Minute).Err())
-	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Fence("other"), 7, 0).Err())
-
-	reqs := []statestore.LockRequest{
-		lockReq("pending", "v1", "", true),
-		lockReq("started", "v2", "", false),
-		lockReq("other", "v3", "", false),
-		lockReq("restart", "v4", "", true), // a start of a run already started
-	}
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes("restart"), "A", `{"s":"running","a":1}`).Err())
-	got, err := b.keys.AcquireRuns(b.ctx, b.rdb, reqs, 5*time.Second)
-	require.NoError(t, err)
-	require.Len(t, got, 4)
-
-	require.Equal(t, statestore.Acquired{Fence: 1}, got[0], "a pending run: locked, nothing to load")
-	require.EqualValues(t, 42, got[1].Fence)
-	require.Equal(t, map[string]string{"A": `{"s":"queued","a":1}`}, got[1].Stored.Nodes)
-	require.Equal(t, map[string]string{"A": `1`}, got[1].Stored.Outputs)
-	require.Equal(t, "running", got[1].Stored.Fields[statestore.FieldStatus])
-	require.Equal(t, statestore.Acquired{}, got[2], "another holder's run is neither locked nor read")
-	require.Equal(t, "7", b.rdb.Get(b.ctx, b.keys.Fence("other")).Val(), "the fence moves only with the lock")
-	require.Equal(t, "theirs", b.rdb.Get(b.ctx, b.keys.Lock("other")).Val())
-	require.True(t, got[3].NeedsLoad)
-	require.EqualValues(t, 1, got[3].Fence)
-
-	for i, run := range []string{"pending", "started", "restart"} {
-		require.Equal(t, fmt.Sprintf("v%d", []int{1, 2, 4}[i]), b.rdb.Get(b.ctx, b.keys.Lock(run)).Val())
-		ttl := b.rdb.PTTL(b.ctx, b.keys.Lock(run)).Val()
-		require.Greater(t, ttl, 3*time.Second, run)
-		require.LessOrEqual(t, ttl, 5*time.Second, run)
-	}
-
-	// A replay of the same request keeps the lock and moves the fence on.
-	again, err := b.keys.AcquireRuns(b.ctx, b.rdb, reqs[:1], 5*time.Second)
-	require.NoError(t, err)
-	require.EqualValues(t, 2, again[0].Fence)
-	// A new value is refused while the old one holds, unless it names the
-	// old one as its predecessor.
-	again, err = b.keys.AcquireRuns(b.ctx, b.rdb, []statestore.LockRequest{lockReq("pending", "v9", "", true)}, 5*time.Second)
-	require.NoError(t, err)
-	require.Zero(t, again[0].Fence)
-	again, err = b.keys.AcquireRuns(b.ctx, b.rdb, []statestore.LockRequest{lockReq("pending", "v9", "v1", true)}, 5*time.Second)
-	require.NoError(t, err)
-	require.EqualValues(t, 3, again[0].Fence)
-	require.Equal(t, "v9", b.rdb.Get(b.ctx, b.keys.Lock("pending")).Val())
-	again, err = b.keys.AcquireRuns(b.ctx, b.rdb, []statestore.LockRequest{lockReq("other", "v8", "v3", true)}, 5*time.Second)
-	require.NoError(t, err)
-	require.Zero(t, again[0].Fence, "a predecessor value the lock does not hold takes nothing over")
-
-	none, err := b.keys.AcquireRuns(b.ctx, b.rdb, nil, time.Second)
-	require.NoError(t, err)
-	require.Empty(t, none)
-}
-
 func TestAcquireRunsAfterScriptFlushSaysNoScript(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -86,28 +23,6 @@ func TestAcquireRunsAfterScriptFlushSaysNoScript(t *testing.T) {
 	got, err := b.keys.AcquireRuns(b.ctx, b.rdb, []statestore.LockRequest{lockReq("r", "v", "", false)}, time.Second)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, got[0].Fence)
-}
-
-func TestRefreshAndReleaseLocksTouchOnlyTheirValue(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	mine := []statestore.HeldLock{{Run: "a", Value: "va"}, {Run: "b", Value: "vb"}, {Run: "gone", Value: "vg"}}
-	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Lock("a"), "va", time.Second).Err())
-	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Lock("b"), "theirs", time.Second).Err())
-
-	lost, err := b.keys.RefreshLocks(b.ctx, b.rdb, mine, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, mine[1:], lost)
-	require.Greater(t, b.rdb.PTTL(b.ctx, b.keys.Lock("a")).Val(), 50*time.Second)
-	require.LessOrEqual(t, b.rdb.PTTL(b.ctx, b.keys.Lock("b")).Val(), time.Second)
-
-	require.NoError(t, b.keys.ReleaseLocks(b.ctx, b.rdb, mine))
-	require.Zero(t, b.rdb.Exists(b.ctx, b.keys.Lock("a")).Val())
-	require.Equal(t, "theirs", b.rdb.Get(b.ctx, b.keys.Lock("b")).Val())
-	require.NoError(t, b.keys.ReleaseLocks(b.ctx, b.rdb, nil))
-	lost, err = b.keys.RefreshLocks(b.ctx, b.rdb, nil, time.Minute)
-	require.NoError(t, err)
-	require.Empty(t, lost)
 }
 
 // TestAcquireRunsTakesOverOnlyItsOwnInstance: a lock whose holder is exactly

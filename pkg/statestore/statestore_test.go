@@ -35,104 +35,6 @@ func (b bundle) putNode(t *testing.T, run, node string, rec runstate.NodeRecord)
 	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes(run), node, rec.Encode()).Err())
 }
 
-func TestClaimAttempt(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 2})
-	a := statestore.Attempt{Run: "r1", Node: "A", Attempt: 2}
-	tests := []struct {
-		name   string
-		a      statestore.Attempt
-		worker string
-		want   statestore.ClaimResult
-	}{
-		{"first claim wins", a, "w1", statestore.ClaimOK},
-		{"same worker again is idempotent", a, "w1", statestore.ClaimOK},
-		{"another worker is refused", a, "w2", statestore.ClaimTaken},
-		{"stale attempt", statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, "w2", statestore.ClaimStale},
-		{"unknown node", statestore.Attempt{Run: "r1", Node: "Z", Attempt: 1}, "w2", statestore.ClaimUnknown},
-	}
-	for _, tc := range tests { // sequential: each step builds on the last
-		got, err := b.keys.ClaimAttempt(b.ctx, b.rdb, tc.a, tc.worker, time.Minute)
-		require.NoError(t, err, tc.name)
-		require.Equal(t, tc.want, got, tc.name)
-	}
-	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeCancelled, Attempt: 2})
-	got, err := b.keys.Heartbeat(b.ctx, b.rdb, a, "w1", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimFinished, got, "heartbeat must tell the worker to stop a cancelled attempt")
-}
-
-func TestClaimAttemptsInOnePipeline(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1})
-	b.putNode(t, "r1", "B", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 2})
-	b.putNode(t, "r1", "C", runstate.NodeRecord{State: runstate.NodeSucceeded, Attempt: 1})
-	b.putNode(t, "r1", "D", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1})
-	b.putNode(t, "r1", "F", runstate.NodeRecord{State: runstate.NodeRunning, FanOutCounts: runstate.FanOutCounts{FanOut: true}})
-	inst := runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1}
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Instances("r1", "F"), statestore.InstanceField(3), inst.Encode()).Err())
-	taken := statestore.Attempt{Run: "r1", Node: "D", Attempt: 1}
-	got, err := b.keys.ClaimAttempt(b.ctx, b.rdb, taken, "w2", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimOK, got)
-
-	reqs := []statestore.ClaimRequest{
-		{Attempt: statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, TTL: time.Minute},
-		{Attempt: statestore.Attempt{Run: "r1", Node: "B", Attempt: 1}, TTL: time.Minute},
-		{Attempt: statestore.Attempt{Run: "r1", Node: "C", Attempt: 1}, TTL: time.Minute},
-		{Attempt: taken, TTL: time.Minute},
-		{Attempt: statestore.Attempt{Run: "r1", Node: "Z", Attempt: 1}, TTL: time.Minute},
-		{Attempt: statestore.Attempt{Run: "r1", Node: "F", Instance: 3, Attempt: 1}, TTL: 30 * time.Second},
-	}
-	want := []statestore.ClaimResult{statestore.ClaimOK, statestore.ClaimStale, statestore.ClaimFinished,
-		statestore.ClaimTaken, statestore.ClaimUnknown, statestore.ClaimOK}
-	res, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
-	require.NoError(t, err)
-	require.Equal(t, want, results(res))
-	require.Equal(t, "w1", b.rdb.Get(b.ctx, b.keys.Claim("r1", "F", 3, 1)).Val())
-	ttl := b.rdb.PTTL(b.ctx, b.keys.Claim("r1", "F", 3, 1)).Val()
-	require.Greater(t, ttl, 20*time.Second)
-	require.LessOrEqual(t, ttl, 30*time.Second, "each claim gets its own TTL")
-
-	// Repeating the call (a retry after a lost answer) changes nothing, and a
-	// server that lost its scripts gets them back within the call.
-	require.NoError(t, b.rdb.ScriptFlush(b.ctx).Err())
-	res, err = b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
-	require.NoError(t, err)
-	require.Equal(t, want, results(res))
-	require.Equal(t, "w2", b.rdb.Get(b.ctx, b.keys.Claim("r1", "D", 0, 1)).Val())
-
-	res, err = b.keys.ClaimAttempts(b.ctx, b.rdb, nil, "w1")
-	require.NoError(t, err)
-	require.Empty(t, res)
-}
-
-func TestHeartbeatRetakesExpiredClaim(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeRunning, Attempt: 1})
-	a := statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}
-	got, err := b.keys.ClaimAttempt(b.ctx, b.rdb, a, "w1", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimOK, got)
-	require.NoError(t, b.rdb.Del(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Err()) // as if it expired
-	got, err = b.keys.Heartbeat(b.ctx, b.rdb, a, "w1", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimOK, got)
-	ttl, err := b.rdb.PTTL(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Result()
-	require.NoError(t, err)
-	require.Greater(t, ttl, 30*time.Second)
-	got, err = b.keys.Heartbeat(b.ctx, b.rdb, a, "w2", time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimTaken, got)
-	require.NoError(t, b.keys.ReleaseClaim(b.ctx, b.rdb, a, "w2")) // not w2's: no-op
-	require.Equal(t, int64(1), b.rdb.Exists(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
-	require.NoError(t, b.keys.ReleaseClaim(b.ctx, b.rdb, a, "w1"))
-	require.Equal(t, int64(0), b.rdb.Exists(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
-}
-
 func write(t *testing.T, b bundle, w statestore.RunWrite) int64 {
 	t.Helper()
 	pipe := b.rdb.Pipeline()
@@ -140,31 +42,6 @@ func write(t *testing.T, b bundle, w statestore.RunWrite) int64 {
 	_, err := pipe.Exec(b.ctx)
 	require.NoError(t, err)
 	return cmd.Val().(int64)
-}
-
-func TestFencedWrite(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	old := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val()
-	w := statestore.RunWrite{Run: "r1", Fence: old, Create: true,
-		RunFields: map[string]string{statestore.FieldStatus: "running"},
-		Nodes:     map[string][]byte{"A": []byte(`{"s":"queued","a":1}`)},
-		Outputs:   map[string][]byte{"A": []byte(`1`)}, History: []string{"h1"}}
-	require.EqualValues(t, statestore.WriteApplied, write(t, b, w))
-	require.EqualValues(t, statestore.WriteExists, write(t, b, w), "a second create is refused")
-
-	newer := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val() // another holder took the lock
-	w.Create, w.RunFields = false, map[string]string{statestore.FieldStatus: "failed"}
-	require.EqualValues(t, statestore.WriteStale, write(t, b, w), "the stale holder is fenced off")
-	require.Equal(t, "running", b.rdb.HGet(b.ctx, b.keys.Run("r1"), statestore.FieldStatus).Val())
-
-	w.Fence, w.ClearOutputs = newer, []string{"A"}
-	require.EqualValues(t, statestore.WriteApplied, write(t, b, w))
-	st, err := b.keys.LoadRun(b.ctx, b.rdb, "r1")
-	require.NoError(t, err)
-	require.Equal(t, "failed", st.Fields[statestore.FieldStatus])
-	require.Empty(t, st.Outputs)
-	require.Equal(t, int64(2), b.rdb.LLen(b.ctx, b.keys.History("r1")).Val())
 }
 
 func TestLargeWriteIsChunked(t *testing.T) {

@@ -132,7 +132,7 @@ func (w *Worker) handBack(a *attempt) {
 	}
 	ctx, cancel := w.io()
 	defer cancel()
-	if err := w.keys.ReleaseClaim(ctx, w.rdb, a.id, w.holder.String()); err != nil {
+	if err := w.claims.ReleaseClaim(ctx, a.id, w.holder.String()); err != nil {
 		a.log.Warn("hand back attempt: its claim will expire instead", logkey.Err, err)
 	} else {
 		a.log.Info("attempt handed back")

@@ -16,7 +16,7 @@ import (
 // it settled. Fetch errors are transient (the consumer keeps reconnecting)
 // and retried with backoff. It returns nil when ctx is done, and an error
 // only if the consumer was closed under it.
-func (w *Worker) fetchLoop(ctx context.Context, cons *eventbus.Consumer, prod *eventbus.Producer) error {
+func (w *Worker) fetchLoop(ctx context.Context, cons eventbus.Fetcher, prod eventbus.Publisher) error {
 	failures := 0
 	for {
 		free := w.acquireSlots(ctx)
@@ -75,7 +75,7 @@ func (w *Worker) releaseSlots(n int) {
 // executors, then queues the settled prefix for commit. Messages after the prefix
 // stay uncommitted and are delivered again. It returns how many attempts it
 // handed to executors: each holds one of the batch's slots.
-func (w *Worker) settleBatch(ctx context.Context, prod *eventbus.Producer, msgs []eventbus.Message) (used int) {
+func (w *Worker) settleBatch(ctx context.Context, prod eventbus.Publisher, msgs []eventbus.Message) (used int) {
 	settled, attempts := w.settleAll(ctx, prod, msgs)
 	for _, a := range attempts {
 		w.work <- a // never blocks: a holds a slot, and there are as many executors as slots

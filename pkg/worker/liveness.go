@@ -47,7 +47,7 @@ func (w *Worker) keepLiving(ctx context.Context) {
 func (w *Worker) renewLiveness(first bool) {
 	ctx, cancel := context.WithTimeout(w.base, w.livenessEvery())
 	defer cancel()
-	prev, err := w.keys.RenewLiveness(ctx, w.rdb, w.cfg.ID, w.holder.Incarnation, w.cfg.LivenessTimeout)
+	prev, err := w.claims.RenewLiveness(ctx, w.cfg.ID, w.holder.Incarnation, w.cfg.LivenessTimeout)
 	switch {
 	case err != nil:
 		w.log.Warn("renew liveness", logkey.Err, err)

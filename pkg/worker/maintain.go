@@ -110,5 +110,5 @@ func (w *Worker) beat(a *attempt) (statestore.ClaimResult, error) {
 	}
 	ctx, cancel := w.io()
 	defer cancel()
-	return w.keys.Heartbeat(ctx, w.rdb, a.id, w.holder.String(), a.ttl)
+	return w.claims.Heartbeat(ctx, a.id, w.holder.String(), a.ttl)
 }

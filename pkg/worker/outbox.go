@@ -82,7 +82,7 @@ func (o *outbox) next(ctx context.Context) (batch []outgoing, ok bool) {
 // publishLoop publishes everything queued in one Producer.Publish call per
 // round (take one, drain the rest, publish: no timers) until the outbox is
 // closed and empty or ctx — the hard stop — is done.
-func (w *Worker) publishLoop(ctx context.Context, prod *eventbus.Producer) {
+func (w *Worker) publishLoop(ctx context.Context, prod eventbus.Publisher) {
 	for {
 		batch, ok := w.out.next(ctx)
 		if !ok {
@@ -95,7 +95,7 @@ func (w *Worker) publishLoop(ctx context.Context, prod *eventbus.Producer) {
 // publish sends batch, retrying with backoff until it is acknowledged or ctx
 // is done. A batch given up on is lost: its attempts' claims expire and the
 // orchestrator's reconciler retries them.
-func (w *Worker) publish(ctx context.Context, prod *eventbus.Producer, batch []outgoing) {
+func (w *Worker) publish(ctx context.Context, prod eventbus.Publisher, batch []outgoing) {
 	msgs := make([]eventbus.Message, 0, len(batch))
 	for _, it := range batch {
 		m, err := eventbus.NewMessage(eventsv1.TopicTaskComplete, it.result.GetRunId(), it.result)

@@ -70,7 +70,7 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 // The claim is the durable effect of a dispatch: once it is stored the
 // message may be committed, because if this worker dies the claim expires and
 // the orchestrator's reconciler retries the attempt.
-func (w *Worker) settleAll(ctx context.Context, prod *eventbus.Producer, msgs []eventbus.Message) (settled int, attempts []*attempt) {
+func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []eventbus.Message) (settled int, attempts []*attempt) {
 	ins, reqs := w.prepare(msgs)
 	cut := len(ins)
 	for i, in := range ins {
@@ -169,7 +169,7 @@ func heartbeatTimeout(d *eventsv1.TaskDispatch) time.Duration {
 func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) ([]statestore.Claimed, bool) {
 	for try := 0; ; try++ {
 		cctx, cancel := w.io()
-		res, err := w.keys.ClaimAttempts(cctx, w.rdb, reqs, w.holder.String())
+		res, err := w.claims.ClaimAttempts(cctx, reqs, w.holder.String())
 		cancel()
 		if err == nil {
 			return res, true
@@ -184,7 +184,7 @@ func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) (
 // deadLetter sends m to the dead-letter topic with reason, retrying until
 // Kafka acknowledges it; false if ctx ended first. Like claim, a call in
 // progress is not cut short by ctx.
-func (w *Worker) deadLetter(ctx context.Context, prod *eventbus.Producer, m eventbus.Message, reason string) bool {
+func (w *Worker) deadLetter(ctx context.Context, prod eventbus.Publisher, m eventbus.Message, reason string) bool {
 	for try := 0; ; try++ {
 		cctx, cancel := w.io()
 		err := prod.DeadLetter(cctx, m, reason)

@@ -27,7 +27,8 @@ type Worker struct {
 	log      *slog.Logger
 	rdb      redis.UniversalClient
 	keys     statestore.Keys
-	handlers []string // sorted names, for the registry and logs
+	claims   claimStore // the claim path's store: cfg.Keys on cfg.Redis
+	handlers []string   // sorted names, for the registry and logs
 	// holder is the value of this process's claims: its incarnation and id
 	// (runstate.Holder). A restart under the same id is a new incarnation,
 	// which makes the old one's claims recognisably orphaned.
@@ -67,6 +68,7 @@ func New(cfg Config) (*Worker, error) {
 	slices.Sort(names)
 	w := &Worker{
 		cfg: cfg, rdb: cfg.Redis, keys: cfg.Keys, handlers: names,
+		claims:   statestore.Store{Keys: cfg.Keys, RDB: cfg.Redis},
 		holder:   runstate.Holder{Incarnation: newIncarnation(), Worker: cfg.ID},
 		log:      cfg.Logger.With(logkey.Component, "worker", logkey.WorkerID, cfg.ID),
 		slots:    make(chan struct{}, cfg.Concurrency),

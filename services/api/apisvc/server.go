@@ -28,7 +28,7 @@ type Server struct {
 	rdb     redis.UniversalClient
 	keys    statestore.Keys
 	ring    *keyring
-	prod    *eventbus.Producer
+	prod    publisher
 	feed    *feed
 	hub     *hub
 	defs    *defCache
