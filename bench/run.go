@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/bench/internal/workload"
-	"github.com/braidhq/braid/pkg/procstack"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 )
 
 // run builds the binaries, starts the infrastructure, runs the suite and

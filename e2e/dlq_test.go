@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +35,7 @@ func TestPoisonMessagesGoToDLQ(t *testing.T) {
 
 	name, v := e.register(readExample(t, "seed-000-example-workflow.json"))
 	st := e.wait(e.start(name, v, `{}`), 30*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus])
 
 	want := map[string]int{
 		eventsv1.DLQ(eventsv1.TopicWorkflowStart): 2, eventsv1.DLQ(eventsv1.TopicTaskComplete): 2,

@@ -11,9 +11,9 @@ import (
 
 	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 	"github.com/braidhq/braid/services/worker/workersvc"
@@ -118,7 +118,7 @@ func (e *engine) wait(id string, within time.Duration) statestore.StoredRun {
 	require.Eventually(e.t, func() bool {
 		var err error
 		st, err = e.keys.LoadRun(context.Background(), e.rdb, id)
-		return err == nil && runstate.RunStatus(st.Fields[statestore.FieldStatus]).Terminal()
+		return err == nil && records.RunStatus(st.Fields[records.FieldStatus]).Terminal()
 	}, within, 20*time.Millisecond, "run %s not terminal within %s (last: %v)", id, within, st.Fields)
 	return st
 }
@@ -140,9 +140,9 @@ func readExample(t *testing.T, name string) []byte {
 	return b
 }
 
-func nodeRecord(t *testing.T, st statestore.StoredRun, id string) runstate.NodeRecord {
+func nodeRecord(t *testing.T, st statestore.StoredRun, id string) records.NodeRecord {
 	t.Helper()
-	r, err := runstate.DecodeNodeRecord([]byte(st.Nodes[id]))
+	r, err := records.DecodeNodeRecord([]byte(st.Nodes[id]))
 	require.NoError(t, err, "node %s record %q", id, st.Nodes[id])
 	return r
 }

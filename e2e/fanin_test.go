@@ -9,8 +9,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 )
@@ -48,7 +47,7 @@ func TestFanInRaceDispatchesJoinOnce(t *testing.T) {
 	}
 	for _, id := range ids {
 		st := e.wait(id, 3*time.Minute)
-		require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+		require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	}
 	joins := countDispatches(t, counter, ids, "join")
 	require.Len(t, joins, runs)

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -34,7 +33,7 @@ func TestFanOutForeachRespectsConcurrency(t *testing.T) {
 	   "config":{"duration":"15ms","output":{"i":"<< index >>","item":"<< item >>","of":"<< count >>"}}}]}`))
 	id := e.start(name, v, `{}`)
 	st := e.wait(id, 3*time.Minute)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 
 	var outs []struct{ I, Item, Of int }
 	require.NoError(t, json.Unmarshal([]byte(st.Outputs["each"]), &outs))
@@ -43,7 +42,7 @@ func TestFanOutForeachRespectsConcurrency(t *testing.T) {
 		require.Equal(t, struct{ I, Item, Of int }{k, 1000 + k, 1000}, o, "output[%d]", k)
 	}
 	rec := nodeRecord(t, st, "each")
-	require.Equal(t, runstate.FanOutCounts{FanOut: true, Count: 1000, Next: 1000, Succeeded: 1000}, rec.FanOutCounts)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 1000, Next: 1000, Succeeded: 1000}, rec.FanOutCounts)
 
 	fan, err := e.keys.LoadFanOut(context.Background(), e.rdb, id, "each")
 	require.NoError(t, err)
@@ -64,9 +63,9 @@ func maxOverlap(t *testing.T, recs map[int]string) int {
 	}
 	var edges []edge
 	for idx, raw := range recs {
-		r, err := runstate.DecodeNodeRecord([]byte(raw))
+		r, err := records.DecodeNodeRecord([]byte(raw))
 		require.NoError(t, err)
-		require.Equal(t, runstate.NodeSucceeded, r.State, "instance %d", idx)
+		require.Equal(t, records.NodeSucceeded, r.State, "instance %d", idx)
 		require.Positive(t, r.StartedAt, "instance %d has no start time", idx)
 		require.GreaterOrEqual(t, r.FinishedAt, r.StartedAt, "instance %d", idx)
 		edges = append(edges, edge{r.StartedAt, +1}, edge{r.FinishedAt, -1})
@@ -98,7 +97,7 @@ func TestFanOutParallelAndEmpty(t *testing.T) {
 	  {"id":"report","handler":"noop","depends_on":["shard","none"],
 	   "config":{"last":"<< shard[2].shard >>","all":"<< shard >>","none":"<< none >>"}}]}`))
 	st := e.wait(e.start(name, v, `{}`), time.Minute)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	require.JSONEq(t, `[{"shard":0,"of":3},{"shard":1,"of":3},{"shard":2,"of":3}]`, st.Outputs["shard"])
 	require.JSONEq(t, `[]`, st.Outputs["none"])
 	require.JSONEq(t, `{"last":2,"all":[{"shard":0,"of":3},{"shard":1,"of":3},{"shard":2,"of":3}],"none":[]}`, st.Outputs["report"])
@@ -119,19 +118,19 @@ func TestFanOutInstanceFailureFollowsTriggerRules(t *testing.T) {
 	  {"id":"cleanup","handler":"noop","depends_on":["check"],"trigger_rule":"all_done"}]}`))
 	id := e.start(name, v, `{}`)
 	st := e.wait(id, time.Minute)
-	require.Equal(t, string(runstate.RunFailed), st.Fields[statestore.FieldStatus])
+	require.Equal(t, string(records.RunFailed), st.Fields[records.FieldStatus])
 	check := nodeRecord(t, st, "check")
-	require.Equal(t, runstate.NodeFailed, check.State)
-	require.Equal(t, runstate.FanOutCounts{FanOut: true, Count: 3, Next: 3, Succeeded: 2, Failed: 1}, check.FanOutCounts)
+	require.Equal(t, records.NodeFailed, check.State)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 3, Next: 3, Succeeded: 2, Failed: 1}, check.FanOutCounts)
 	require.True(t, strings.HasPrefix(check.Error, "1 of 3 instances failed (0 cancelled); first: instance 1: "), check.Error)
-	require.Equal(t, runstate.NodeSkipped, nodeRecord(t, st, "publish").State)
-	require.Equal(t, runstate.NodeSucceeded, nodeRecord(t, st, "cleanup").State)
+	require.Equal(t, records.NodeSkipped, nodeRecord(t, st, "publish").State)
+	require.Equal(t, records.NodeSucceeded, nodeRecord(t, st, "cleanup").State)
 
 	fan, err := e.keys.LoadFanOut(context.Background(), e.rdb, id, "check")
 	require.NoError(t, err)
-	failed, err := runstate.DecodeNodeRecord([]byte(fan.Instances[1]))
+	failed, err := records.DecodeNodeRecord([]byte(fan.Instances[1]))
 	require.NoError(t, err)
-	require.Equal(t, runstate.NodeFailed, failed.State)
+	require.Equal(t, records.NodeFailed, failed.State)
 	require.Equal(t, 2, failed.Attempt, "the failing instance used its retry")
 	require.Contains(t, fan.Outputs[2], "ok 3")
 	require.NotContains(t, fan.Outputs, 1)
@@ -152,7 +151,7 @@ func TestFanOutHundredThousand(t *testing.T) {
 	id := e.start(name, v, `{}`)
 	st := e.wait(id, 30*time.Minute)
 	took := time.Since(start)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	require.JSONEq(t, `{"count":100000}`, st.Outputs["sum"])
 	var outs []struct{ N int }
 	require.NoError(t, json.Unmarshal([]byte(st.Outputs["each"]), &outs))

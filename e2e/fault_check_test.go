@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
@@ -77,9 +77,9 @@ type checkReport struct {
 	// Dispatches counts task.dispatch records per run/node#instance@attempt.
 	Dispatches map[string]int
 	// Nodes maps run id → node id → final record.
-	Nodes map[string]map[string]runstate.NodeRecord
+	Nodes map[string]map[string]records.NodeRecord
 	// Instances maps run id → fan-out node id → instance index → final record.
-	Instances map[string]map[string]map[int]runstate.NodeRecord
+	Instances map[string]map[string]map[int]records.NodeRecord
 	// History maps run id → its history lines.
 	History map[string][]string
 	// SucceededAt maps attemptKey → when the orchestrator applied the
@@ -100,15 +100,15 @@ func (f *faultStack) checkInvariants(runs []string, within time.Duration) checkR
 	t := f.t
 	t.Helper()
 	f.waitTerminal(runs, within)
-	rep := checkReport{Dispatches: map[string]int{}, Nodes: map[string]map[string]runstate.NodeRecord{},
-		Instances: map[string]map[string]map[int]runstate.NodeRecord{}, History: map[string][]string{},
+	rep := checkReport{Dispatches: map[string]int{}, Nodes: map[string]map[string]records.NodeRecord{},
+		Instances: map[string]map[string]map[int]records.NodeRecord{}, History: map[string][]string{},
 		SucceededAt: map[string]int64{}}
 	ctx := f.ctx(checkTimeout)
 	accepted := map[string]string{} // run → workflow
 	for _, id := range runs {
 		st, err := f.keys.LoadRun(ctx, f.rdb, id)
 		require.NoError(t, err)
-		wf := st.Fields[statestore.FieldWorkflow]
+		wf := st.Fields[records.FieldWorkflow]
 		accepted[id] = wf
 		rep.Nodes[id] = f.checkNodes(id, wf, st)
 		rep.Instances[id] = f.checkInstances(id, rep.Nodes[id])
@@ -144,12 +144,12 @@ func (f *faultStack) openRuns(runs []string) []string {
 	pipe := f.rdb.Pipeline()
 	cmds := make([]interface{ Val() string }, len(runs))
 	for i, id := range runs {
-		cmds[i] = pipe.HGet(ctx, f.keys.Run(id), statestore.FieldStatus)
+		cmds[i] = pipe.HGet(ctx, f.keys.Run(id), records.FieldStatus)
 	}
 	_, _ = pipe.Exec(ctx)
 	var open []string
 	for i, id := range runs {
-		if !runstate.RunStatus(cmds[i].Val()).Terminal() {
+		if !records.RunStatus(cmds[i].Val()).Terminal() {
 			open = append(open, id+"="+cmds[i].Val())
 		}
 	}
@@ -173,7 +173,7 @@ func (f *faultStack) describeOpen(open []string) {
 		}
 		var nodes []string
 		for node, raw := range st.Nodes {
-			if rec, err := runstate.DecodeNodeRecord([]byte(raw)); err != nil || !rec.State.Terminal() {
+			if rec, err := records.DecodeNodeRecord([]byte(raw)); err != nil || !rec.State.Terminal() {
 				nodes = append(nodes, node+"="+raw)
 			}
 		}
@@ -185,17 +185,17 @@ func (f *faultStack) describeOpen(open []string) {
 }
 
 // checkNodes checks one run's stored node records and outputs.
-func (f *faultStack) checkNodes(run, wf string, st statestore.StoredRun) map[string]runstate.NodeRecord {
+func (f *faultStack) checkNodes(run, wf string, st statestore.StoredRun) map[string]records.NodeRecord {
 	t := f.t
 	parents, ok := f.parents[wf]
 	require.True(t, ok, "run %s: unknown workflow %q", run, wf)
 	require.Len(t, st.Nodes, len(parents), "run %s: node records", run)
-	recs := map[string]runstate.NodeRecord{}
+	recs := map[string]records.NodeRecord{}
 	for id := range parents {
-		rec, err := runstate.DecodeNodeRecord([]byte(st.Nodes[id]))
+		rec, err := records.DecodeNodeRecord([]byte(st.Nodes[id]))
 		require.NoError(t, err, "run %s node %s", run, id)
 		require.True(t, rec.State.Terminal(), "run %s node %s is %s in a terminal run", run, id, rec.State)
-		if rec.State == runstate.NodeSucceeded {
+		if rec.State == records.NodeSucceeded {
 			out, ok := st.Outputs[id]
 			require.True(t, ok, "run %s: node %s succeeded without its output", run, id)
 			require.True(t, json.Valid([]byte(out)), "run %s node %s output is not JSON: %.80q", run, id, out)
@@ -208,10 +208,10 @@ func (f *faultStack) checkNodes(run, wf string, st statestore.StoredRun) map[str
 // checkInstances checks the instance records and outputs of a run's
 // launched fan-out nodes: in a terminal run every started instance is
 // terminal and every succeeded one has its output.
-func (f *faultStack) checkInstances(run string, nodes map[string]runstate.NodeRecord) map[string]map[int]runstate.NodeRecord {
+func (f *faultStack) checkInstances(run string, nodes map[string]records.NodeRecord) map[string]map[int]records.NodeRecord {
 	t := f.t
 	ctx := f.ctx(checkTimeout)
-	out := map[string]map[int]runstate.NodeRecord{}
+	out := map[string]map[int]records.NodeRecord{}
 	for id, rec := range nodes {
 		if !rec.FanOut {
 			continue
@@ -220,14 +220,14 @@ func (f *faultStack) checkInstances(run string, nodes map[string]runstate.NodeRe
 		require.NoError(t, err)
 		outputs, err := f.rdb.HGetAll(ctx, f.keys.InstanceOutputs(run, id)).Result()
 		require.NoError(t, err)
-		out[id] = map[int]runstate.NodeRecord{}
+		out[id] = map[int]records.NodeRecord{}
 		for field, raw := range raws {
 			i, err := strconv.Atoi(field)
 			require.NoError(t, err, "run %s node %s instance field %q", run, id, field)
-			irec, err := runstate.DecodeNodeRecord([]byte(raw))
+			irec, err := records.DecodeNodeRecord([]byte(raw))
 			require.NoError(t, err, "run %s node %s#%d", run, id, i)
 			require.True(t, irec.State.Terminal(), "run %s node %s#%d is %s in a terminal run", run, id, i, irec.State)
-			if irec.State == runstate.NodeSucceeded {
+			if irec.State == records.NodeSucceeded {
 				o, ok := outputs[field]
 				require.True(t, ok && json.Valid([]byte(o)), "run %s: %s#%d succeeded without a JSON output", run, id, i)
 			}
@@ -267,11 +267,11 @@ func (f *faultStack) checkEvents(accepted map[string]string, rep checkReport) {
 			attempt := fmt.Sprintf("%s@%d", inst, ch.Attempt)
 			terminal[attempt]++
 			require.Equal(t, 1, terminal[attempt], "attempt %s reached a terminal state twice (now %s)", attempt, st)
-			if st == runstate.NodeSucceeded {
+			if st == records.NodeSucceeded {
 				rep.SucceededAt[attemptKey(ev.RunId, ch.NodeId, int(ch.Instance), int(ch.Attempt))] = ev.AtMs
 				success[inst]++
 				require.Equal(t, 1, success[inst], "instance %s completed twice", inst)
-				require.Equal(t, runstate.NodeSucceeded, rec.State, "instance %s succeeded on the topic but is %s in Redis", inst, rec.State)
+				require.Equal(t, records.NodeSucceeded, rec.State, "instance %s succeeded on the topic but is %s in Redis", inst, rec.State)
 				require.EqualValues(t, ch.Attempt, rec.Attempt, "instance %s succeeded with another attempt than stored", inst)
 			}
 		}
@@ -325,7 +325,7 @@ func (f *faultStack) checkDispatches(accepted map[string]string, rep checkReport
 }
 
 // checkTrigger checks one dispatch against its node's trigger rule.
-func (f *faultStack) checkTrigger(wf string, d *eventsv1.TaskDispatch, nodes map[string]runstate.NodeRecord) {
+func (f *faultStack) checkTrigger(wf string, d *eventsv1.TaskDispatch, nodes map[string]records.NodeRecord) {
 	t := f.t
 	parents := f.parents[wf][d.NodeId]
 	finished := 0
@@ -337,7 +337,7 @@ func (f *faultStack) checkTrigger(wf string, d *eventsv1.TaskDispatch, nodes map
 		}
 		switch f.rules[wf][d.NodeId] {
 		case "", "all_success":
-			require.Equal(t, runstate.NodeSucceeded, prec.State, "run %s: %s dispatched though parent %s is %s", d.RunId, d.NodeId, p, prec.State)
+			require.Equal(t, records.NodeSucceeded, prec.State, "run %s: %s dispatched though parent %s is %s", d.RunId, d.NodeId, p, prec.State)
 			require.True(t, done, "run %s: %s attempt %d dispatched at %d, before parent %s finished at %d",
 				d.RunId, d.NodeId, d.Attempt, d.DispatchedAtMs, p, prec.FinishedAt)
 		case "all_done", "all_failed", "none_failed":
@@ -356,11 +356,11 @@ func (rep checkReport) requireAllSucceeded(t *testing.T) {
 	var failed, other []string // failed nodes first: they explain the skipped ones
 	for run, nodes := range rep.Nodes {
 		for id, rec := range nodes {
-			if rec.State == runstate.NodeSucceeded {
+			if rec.State == records.NodeSucceeded {
 				continue
 			}
 			line := fmt.Sprintf("run %s node %s: %s (error %q, reason %q, attempt %d, past %d)", run, id, rec.State, rec.Error, rec.Reason, rec.Attempt, len(rec.Past))
-			if rec.State == runstate.NodeFailed {
+			if rec.State == records.NodeFailed {
 				failed = append(failed, line)
 			} else {
 				other = append(other, line)
@@ -373,11 +373,11 @@ func (rep checkReport) requireAllSucceeded(t *testing.T) {
 }
 
 // terminalStates maps the wire's terminal node states to ours.
-var terminalStates = map[eventsv1.NodeState]runstate.NodeState{
-	eventsv1.NodeState_NODE_STATE_SUCCEEDED: runstate.NodeSucceeded,
-	eventsv1.NodeState_NODE_STATE_FAILED:    runstate.NodeFailed,
-	eventsv1.NodeState_NODE_STATE_SKIPPED:   runstate.NodeSkipped,
-	eventsv1.NodeState_NODE_STATE_CANCELLED: runstate.NodeCancelled,
+var terminalStates = map[eventsv1.NodeState]records.NodeState{
+	eventsv1.NodeState_NODE_STATE_SUCCEEDED: records.NodeSucceeded,
+	eventsv1.NodeState_NODE_STATE_FAILED:    records.NodeFailed,
+	eventsv1.NodeState_NODE_STATE_SKIPPED:   records.NodeSkipped,
+	eventsv1.NodeState_NODE_STATE_CANCELLED: records.NodeCancelled,
 }
 
 // head returns at most n elements of s.

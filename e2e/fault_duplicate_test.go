@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -95,9 +94,9 @@ func mixedNodes() []faultNode {
 func requireMixedOutcome(t *testing.T, s runSnapshot) {
 	t.Helper()
 	require.Equal(t, "failed", s.Status)
-	for id, want := range map[string]runstate.NodeState{"a": runstate.NodeSucceeded, "b": runstate.NodeSucceeded,
-		"flaky": runstate.NodeFailed, "cleanup": runstate.NodeSucceeded, "blocked": runstate.NodeSkipped,
-		"fan": runstate.NodeSucceeded, "join": runstate.NodeSkipped, "final": runstate.NodeSucceeded} {
+	for id, want := range map[string]records.NodeState{"a": records.NodeSucceeded, "b": records.NodeSucceeded,
+		"flaky": records.NodeFailed, "cleanup": records.NodeSucceeded, "blocked": records.NodeSkipped,
+		"fan": records.NodeSucceeded, "join": records.NodeSkipped, "final": records.NodeSucceeded} {
 		require.Equal(t, want, s.Nodes[id].State, "node %s", id)
 	}
 	require.Equal(t, 3, s.Nodes["flaky"].Attempt, "flaky used its three attempts")
@@ -110,11 +109,11 @@ func requireMixedOutcome(t *testing.T, s runSnapshot) {
 // nodeSnapshot is what must not depend on faults in a node's (or fan-out
 // instance's) final record: no times, no worker ids.
 type nodeSnapshot struct {
-	State                    runstate.NodeState
+	State                    records.NodeState
 	Attempt                  int
 	Error, Reason            string
 	UpstreamFailed, WhenSkip bool
-	Counts                   runstate.FanOutCounts
+	Counts                   records.FanOutCounts
 	Output                   string
 	// Instances and InstanceOutputs hold a fan-out node's instances by index.
 	Instances       map[string]nodeSnapshot
@@ -133,7 +132,7 @@ func (f *faultStack) snapshot(run string) runSnapshot {
 	ctx := f.ctx(checkTimeout)
 	st, err := f.keys.LoadRun(ctx, f.rdb, run)
 	require.NoError(t, err)
-	snap := runSnapshot{Status: st.Fields[statestore.FieldStatus], Error: st.Fields[statestore.FieldError], Nodes: map[string]nodeSnapshot{}}
+	snap := runSnapshot{Status: st.Fields[records.FieldStatus], Error: st.Fields[records.FieldError], Nodes: map[string]nodeSnapshot{}}
 	for id, raw := range st.Nodes {
 		ns := nodeOf(t, raw, st.Outputs[id])
 		if ns.Counts.FanOut {
@@ -153,7 +152,7 @@ func (f *faultStack) snapshot(run string) runSnapshot {
 
 // nodeOf decodes a stored record into its fault-independent part.
 func nodeOf(t *testing.T, raw, output string) nodeSnapshot {
-	rec, err := runstate.DecodeNodeRecord([]byte(raw))
+	rec, err := records.DecodeNodeRecord([]byte(raw))
 	require.NoError(t, err)
 	if output != "" {
 		var v any

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/records"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
@@ -85,7 +85,7 @@ func (f *faultStack) tap(topic string, rekey bool, match func(workflow string) b
 				// Results are keyed by run id, dispatches by run/node#instance.
 				run, _, _ := strings.Cut(string(m.Key), "/")
 				if _, ok := workflows[run]; !ok {
-					workflows[run] = f.rdb.HGet(ctx, f.keys.Run(run), statestore.FieldWorkflow).Val()
+					workflows[run] = f.rdb.HGet(ctx, f.keys.Run(run), records.FieldWorkflow).Val()
 				}
 				if match(workflows[run]) {
 					tap.copy(ctx, prod, m, rnd, rekey)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -70,7 +70,7 @@ func TestFaultWorkerPausedPastHeartbeat(t *testing.T) {
 	rep.requireAllSucceeded(t)
 	rec := rep.Nodes[id]["t000"]
 	require.Equal(t, 1, rec.Attempt, "a lost attempt consumed a retry")
-	require.Equal(t, runstate.OutcomeLost, rec.Past[0].Outcome)
+	require.Equal(t, records.OutcomeLost, rec.Past[0].Outcome)
 	late := f.resultsFrom(id, first, 1)
 	hist := strings.Join(rep.History[id], "\n")
 	require.Contains(t, hist, "node t000 attempt 1 lost: worker "+first+" stopped responding")

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/worker"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
@@ -52,7 +52,7 @@ func TestFaultWorkerKill9(t *testing.T) {
 		for node, rec := range nodes {
 			require.Equal(t, 1, rec.Attempt, "run %s node %s: a lost attempt counted as a failure", id, node)
 			for _, p := range rec.Past {
-				require.Equal(t, runstate.OutcomeLost, p.Outcome, "run %s node %s", id, node)
+				require.Equal(t, records.OutcomeLost, p.Outcome, "run %s node %s", id, node)
 				lost++
 			}
 		}
@@ -234,8 +234,8 @@ func (f *faultStack) busyWorkers(runs []string) []int {
 			continue
 		}
 		for _, raw := range st.Nodes {
-			rec, err := runstate.DecodeNodeRecord([]byte(raw))
-			if err != nil || rec.State != runstate.NodeRunning {
+			rec, err := records.DecodeNodeRecord([]byte(raw))
+			if err != nil || rec.State != records.NodeRunning {
 				continue
 			}
 			if i := slices.Index(f.Workers, rec.Worker); i >= 0 && !seen[i] {

@@ -10,8 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,7 +58,7 @@ func TestTemplateInjectionNeverExecutes(t *testing.T) {
 	require.NoError(t, err)
 	name, ver := e.register(def)
 	st := e.wait(e.start(name, ver, `{"x":"SHOULD-NOT-APPEAR"}`), 60*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	_, err = os.Stat(marker)
 	require.True(t, os.IsNotExist(err), "a hostile value executed: %s exists", marker)
 	for _, w := range wants {
@@ -122,7 +121,7 @@ func TestInjectionIntoWhenJQAndFilters(t *testing.T) {
 	require.NoError(t, err)
 	name, ver := e.register(def)
 	st := e.wait(e.start(name, ver, `{"x":"SHOULD-NOT-APPEAR"}`), 60*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	for i, v := range hostile {
 		var jqOut string
 		require.NoError(t, json.Unmarshal([]byte(st.Outputs["jq_"+itoa(i)]), &jqOut), "jq_%d: %s", i, st.Outputs["jq_"+itoa(i)])

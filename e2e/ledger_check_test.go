@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/braidhq/braid/pkg/handler"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,7 +53,7 @@ func (f *faultStack) checkLedger(accepted map[string]string, rep checkReport) {
 		require.LessOrEqual(t, attempt, rec.Attempt, "%s executed beyond the node's attempt %d", att, rec.Attempt)
 		var done []execution
 		for pid, e := range byPID {
-			if at, ok := rep.SucceededAt[att]; ok && rec.State == runstate.NodeSucceeded {
+			if at, ok := rep.SucceededAt[att]; ok && rec.State == records.NodeSucceeded {
 				require.LessOrEqual(t, e.start, at+ledgerSlackMs,
 					"%s began on pid %d %d ms after its success was applied: a completed node executed again", att, pid, e.start-at)
 			}
@@ -76,13 +76,13 @@ func (f *faultStack) checkLedger(accepted map[string]string, rep checkReport) {
 			}
 			if insts, fan := rep.Instances[run][node]; fan {
 				for i, ir := range insts {
-					if ir.State == runstate.NodeSucceeded {
+					if ir.State == records.NodeSucceeded {
 						require.Contains(t, execs, attemptKey(run, node, i, ir.Attempt), "run %s node %s instance %d succeeded without an execution in the ledger", run, node, i)
 					}
 				}
 				continue
 			}
-			if rec.State == runstate.NodeSucceeded {
+			if rec.State == records.NodeSucceeded {
 				require.Contains(t, execs, attemptKey(run, node, 0, rec.Attempt), "run %s node %s succeeded without an execution in the ledger", run, node)
 			}
 		}
@@ -139,7 +139,7 @@ func parseAttemptKey(t require.TestingT, k string) (run, node string, inst, atte
 }
 
 // recordOf is the final record of run's node (instance inst of a fan-out).
-func (f *faultStack) recordOf(rep checkReport, run, node string, inst int) (runstate.NodeRecord, bool) {
+func (f *faultStack) recordOf(rep checkReport, run, node string, inst int) (records.NodeRecord, bool) {
 	if insts, ok := rep.Instances[run][node]; ok {
 		r, ok := insts[inst]
 		return r, ok

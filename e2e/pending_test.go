@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 	"github.com/stretchr/testify/require"
@@ -32,12 +32,12 @@ func TestReconcilerStartsARunWhoseStartWasLost(t *testing.T) {
 	}
 
 	st := e.wait(old.ID, 30*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	var out map[string]string
 	require.NoError(t, json.Unmarshal([]byte(st.Outputs["hello"]), &out))
 	require.Equal(t, "ada", out["greet"], "the run starts with its recorded input")
 
-	status, err := e.rdb.HGet(context.Background(), e.keys.Run(fresh.ID), statestore.FieldStatus).Result()
+	status, err := e.rdb.HGet(context.Background(), e.keys.Run(fresh.ID), records.FieldStatus).Result()
 	require.NoError(t, err)
 	require.Equal(t, "pending", status, "a recent pending record is left to its own start request")
 }

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,13 +24,13 @@ func TestRetriesBackOffOnDurableTimers(t *testing.T) {
 	  {"id":"after","handler":"noop","depends_on":["flaky"]}]}`))
 	id := e.start(name, v, `{}`)
 	st := e.wait(id, 30*time.Second)
-	require.Equal(t, string(runstate.RunFailed), st.Fields[statestore.FieldStatus])
+	require.Equal(t, string(records.RunFailed), st.Fields[records.FieldStatus])
 	flaky := nodeRecord(t, st, "flaky")
-	require.Equal(t, runstate.NodeFailed, flaky.State)
+	require.Equal(t, records.NodeFailed, flaky.State)
 	require.Equal(t, 3, flaky.Attempt)
 	require.Contains(t, flaky.Error, "exit code 3")
 	after := nodeRecord(t, st, "after")
-	require.Equal(t, runstate.NodeSkipped, after.State)
+	require.Equal(t, records.NodeSkipped, after.State)
 	require.True(t, after.UpstreamFailed)
 	hist, err := e.rdb.LRange(context.Background(), e.keys.History(id), 0, -1).Result()
 	require.NoError(t, err)
@@ -40,7 +39,7 @@ func TestRetriesBackOffOnDurableTimers(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, grep(logs, "attempt 3"), "attempt 3's stderr is in its log: %v", logs)
 	// The backoff (200ms then 400ms, ±0 jitter) separates the attempts.
-	created, err := strconv.ParseInt(st.Fields[statestore.FieldCreated], 10, 64)
+	created, err := strconv.ParseInt(st.Fields[records.FieldCreated], 10, 64)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, flaky.FinishedAt-created, int64(600))
 }
@@ -56,7 +55,7 @@ func TestTimeoutKillsAndRetries(t *testing.T) {
 	start := time.Now()
 	st := e.wait(e.start(name, v, `{}`), 20*time.Second)
 	require.Less(t, time.Since(start), 15*time.Second, "the sleeps were not killed")
-	require.Equal(t, string(runstate.RunFailed), st.Fields[statestore.FieldStatus])
+	require.Equal(t, string(records.RunFailed), st.Fields[records.FieldStatus])
 	rec := nodeRecord(t, st, "sleepy")
 	require.Equal(t, 2, rec.Attempt)
 	require.Contains(t, rec.Error, "timed out")
@@ -75,10 +74,10 @@ func TestWhenAndTriggerRules(t *testing.T) {
 	  {"id":"done","handler":"noop","depends_on":["big","small","on_fail"],"trigger_rule":"none_failed",
 	   "config":{"big":"<< big.msg >>"}}]}`))
 	st := e.wait(e.start(name, v, `{}`), 30*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
-	require.Equal(t, runstate.NodeSucceeded, nodeRecord(t, st, "big").State)
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
+	require.Equal(t, records.NodeSucceeded, nodeRecord(t, st, "big").State)
 	require.True(t, nodeRecord(t, st, "small").WhenSkipped)
-	require.Equal(t, runstate.NodeSkipped, nodeRecord(t, st, "on_fail").State)
+	require.Equal(t, records.NodeSkipped, nodeRecord(t, st, "on_fail").State)
 	var done map[string]string
 	require.NoError(t, json.Unmarshal([]byte(st.Outputs["done"]), &done))
 	require.Equal(t, "big 7", done["big"])

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/handler"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,8 +78,8 @@ func TestScaleWorkers1To4To2(t *testing.T) {
 				// liveness lapsed. Either way the same attempt ran again or
 				// its re-dispatch was dropped as finished: no retry spent,
 				// nothing completed twice.
-				require.Contains(t, []runstate.Outcome{runstate.OutcomeHandedBack, runstate.OutcomeLost}, p.Outcome, "run %s node %s", id, node)
-				if p.Outcome == runstate.OutcomeLost {
+				require.Contains(t, []records.Outcome{records.OutcomeHandedBack, records.OutcomeLost}, p.Outcome, "run %s node %s", id, node)
+				if p.Outcome == records.OutcomeLost {
 					lost++
 				}
 			}

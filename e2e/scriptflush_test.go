@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,8 +18,8 @@ func TestOrchestratorReloadsScriptsAfterRedisRestart(t *testing.T) {
 	e := startEngine(t, engineOpts{})
 	name, v := e.register([]byte(`{"name":"flush","nodes":[{"id":"a","handler":"noop"},{"id":"b","handler":"noop","depends_on":["a"]}]}`))
 	st := e.wait(e.start(name, v, `{}`), 30*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus])
 	require.NoError(t, e.rdb.ScriptFlush(context.Background()).Err())
 	st = e.wait(e.start(name, v, `{}`), 30*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus])
 }

@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +18,7 @@ func TestSeed000ShellDiamond(t *testing.T) {
 	name, v := e.register(readExample(t, "seed-000-example-workflow.json"))
 	require.Equal(t, "example_workflow", name)
 	st := e.wait(e.start(name, v, `{}`), 30*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	for _, id := range []string{"A", "B", "C", "D"} {
 		var out struct {
 			ExitCode int    `json:"exit_code"`
@@ -29,7 +28,7 @@ func TestSeed000ShellDiamond(t *testing.T) {
 		require.Equal(t, 0, out.ExitCode)
 		require.Equal(t, id+"\n", out.Stdout)
 		rec := nodeRecord(t, st, id)
-		require.Equal(t, runstate.NodeSucceeded, rec.State)
+		require.Equal(t, records.NodeSucceeded, rec.State)
 		require.NotEmpty(t, rec.Worker)
 	}
 	a, d := nodeRecord(t, st, "A"), nodeRecord(t, st, "D")
@@ -45,16 +44,16 @@ func TestSeed002OrderProcessing(t *testing.T) {
 	// deterministic per attempt, so the run either succeeds or records three
 	// failed charge attempts — never anything in between.
 	charge := nodeRecord(t, st, "charge")
-	switch runstate.RunStatus(st.Fields[statestore.FieldStatus]) {
-	case runstate.RunSucceeded:
+	switch records.RunStatus(st.Fields[records.FieldStatus]) {
+	case records.RunSucceeded:
 		for _, id := range []string{"validate", "charge", "ship"} {
-			require.Equal(t, runstate.NodeSucceeded, nodeRecord(t, st, id).State)
+			require.Equal(t, records.NodeSucceeded, nodeRecord(t, st, id).State)
 			require.NotEmpty(t, st.Outputs[id])
 		}
 		require.LessOrEqual(t, charge.Attempt, 3)
-	case runstate.RunFailed:
+	case records.RunFailed:
 		require.Equal(t, 3, charge.Attempt)
-		require.Equal(t, runstate.NodeSkipped, nodeRecord(t, st, "ship").State)
+		require.Equal(t, records.NodeSkipped, nodeRecord(t, st, "ship").State)
 	default:
 		t.Fatalf("unexpected status %v", st.Fields)
 	}
@@ -67,7 +66,7 @@ func TestSeed004FanOutFanIn(t *testing.T) {
 	e := startEngine(t, engineOpts{workers: 2})
 	name, v := e.register(readExample(t, "seed-004-fan-out-fan-in.json"))
 	st := e.wait(e.start(name, v, `{}`), 30*time.Second)
-	require.Equal(t, string(runstate.RunSucceeded), st.Fields[statestore.FieldStatus], st.Fields[statestore.FieldError])
+	require.Equal(t, string(records.RunSucceeded), st.Fields[records.FieldStatus], st.Fields[records.FieldError])
 	var c struct{ Result string }
 	require.NoError(t, json.Unmarshal([]byte(st.Outputs["C"]), &c))
 	require.Equal(t, "HTTPS://API.EXAMPLE.COM/ORDERS/42", c.Result)

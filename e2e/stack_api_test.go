@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 	"github.com/stretchr/testify/require"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 	"github.com/stretchr/testify/require"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 )
 
 // Bounds on processes of the stack.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/procstack"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 )
 
 // Bounds on starting a stack.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )

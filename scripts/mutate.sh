@@ -19,7 +19,7 @@ services/orchestrator/core/result.go|n.Attempt < node.Retry.Attempts()|n.Attempt
 services/orchestrator/core/fanout_instance.go|rec.Attempt < node.Retry.Attempts()|rec.Attempt <= node.Retry.Attempts()|services/orchestrator|./core|.
 services/orchestrator/core/ready.go|done := r.Nodes[i].ParentsLeft == 0|done := r.Nodes[i].ParentsLeft <= 1|services/orchestrator|./core|.
 services/orchestrator/core/ready.go|		if c.succeeded > 0 {|		if c.succeeded >= 0 {|services/orchestrator|./core|.
-services/orchestrator/core/control.go|	r.stopAll(runstate.NodeCancelled, reason, e.Now, eff)||services/orchestrator|./core|.
+services/orchestrator/core/control.go|	r.stopAll(records.NodeCancelled, reason, e.Now, eff)||services/orchestrator|./core|.
 services/orchestrator/core/lost.go|if n.Lost >= e.maxLost() {|if n.Lost > e.maxLost() {|services/orchestrator|./core|.
 pkg/handler/egress_dial.go|, ControlContext: g.control}|}|pkg|./handler|Egress
 pkg/handler/egress_dial.go|(class == classLoopback && g.loopback)|(class == classLoopback)|pkg|./handler|Egress\|GuardCheck

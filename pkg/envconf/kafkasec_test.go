@@ -3,7 +3,7 @@ package envconf
 import (
 	"testing"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/stretchr/testify/require"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/proto-events/eventsv1"
 )
 

@@ -2,10 +2,11 @@ package eventbus
 
 import (
 	"context"
-	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // DefaultCommitDelay is how long a Committer gathers handled records

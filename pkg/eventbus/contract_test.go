@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"

@@ -3,6 +3,7 @@ package eventbus
 import (
 	"context"
 	"fmt"
+
 	"github.com/braidhq/braid/pkg/clock"
 )
 

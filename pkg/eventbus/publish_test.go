@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"

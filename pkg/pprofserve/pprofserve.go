@@ -10,12 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // shutdownTimeout bounds how long Stop waits for profile requests in flight

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/statestore/statestoretest"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 func TestClaimAttemptsReloadsFlushedScripts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1})
+	b.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeQueued, Attempt: 1})
 	require.NoError(t, b.rdb.ScriptFlush(context.Background()).Err())
 	reqs := []statestore.ClaimRequest{{Attempt: statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, TTL: time.Minute}}
 	res, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
@@ -29,9 +29,9 @@ func TestFanOutWriteAndLoad(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, statestore.WriteApplied, cmd.Val())
 	}
-	rec := runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1}
+	rec := records.NodeRecord{State: records.NodeQueued, Attempt: 1}
 	write(statestore.RunWrite{
-		Nodes: map[string][]byte{"f": runstate.NodeRecord{State: runstate.NodeRunning, FanOutCounts: runstate.FanOutCounts{FanOut: true, Count: 1234}}.Encode()},
+		Nodes: map[string][]byte{"f": records.NodeRecord{State: records.NodeRunning, FanOutCounts: records.FanOutCounts{FanOut: true, Count: 1234}}.Encode()},
 		FanOuts: []statestore.FanOutWrite{{Node: "f", Items: items,
 			Instances: map[int][]byte{0: rec.Encode(), 7: rec.Encode()}, Outputs: map[int][]byte{3: []byte(`{"x":3}`)}}},
 	})
@@ -57,7 +57,7 @@ func TestFanOutWriteAndLoad(t *testing.T) {
 	require.Equal(t, statestore.ClaimUnknown, got, "an instance never started has no record")
 
 	// A reset drops everything before the new writes.
-	cancelled := runstate.NodeRecord{State: runstate.NodeCancelled, Attempt: 1}
+	cancelled := records.NodeRecord{State: records.NodeCancelled, Attempt: 1}
 	write(statestore.RunWrite{FanOuts: []statestore.FanOutWrite{{Node: "f", Reset: true, Instances: map[int][]byte{7: cancelled.Encode()}}}})
 	st, err = b.keys.LoadFanOut(b.ctx, b.rdb, run, "f")
 	require.NoError(t, err)

@@ -37,14 +37,14 @@ func (k Keys) Fence(run string) string { return k.runKey(run, "fence") }
 // Lock is the run's lock key (bsm/redislock's format; see lock.go).
 func (k Keys) Lock(run string) string { return k.runKey(run, "lock") }
 
-// Nodes is the hash of node records (field NodeField → runstate.NodeRecord JSON).
+// Nodes is the hash of node records (field NodeField → records.NodeRecord JSON).
 func (k Keys) Nodes(run string) string { return k.runKey(run, "nodes") }
 
 // Outputs is the hash of node outputs (field NodeField → output JSON).
 func (k Keys) Outputs(run string) string { return k.runKey(run, "out") }
 
 // Instances is the hash of one fan-out node's instance records (field
-// instance index → runstate.NodeRecord JSON).
+// instance index → records.NodeRecord JSON).
 func (k Keys) Instances(run, node string) string { return k.runKey(run, "inst:"+node) }
 
 // InstanceOutputs is the hash of one fan-out node's instance outputs (field
@@ -59,7 +59,7 @@ func (k Keys) Items(run, node string) string { return k.runKey(run, "items:"+nod
 func (k Keys) History(run string) string { return k.runKey(run, "hist") }
 
 // Claim is the claim (and heartbeat) key of one attempt: value the holder
-// (runstate.Holder: "<incarnation>/<worker id>"), TTL = heartbeat timeout.
+// (records.Holder: "<incarnation>/<worker id>"), TTL = heartbeat timeout.
 func (k Keys) Claim(run, node string, inst, attempt int) string {
 	return k.runKey(run, "claim:"+node+":"+strconv.Itoa(inst)+":"+strconv.Itoa(attempt))
 }

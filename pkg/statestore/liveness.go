@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,7 +27,7 @@ const (
 // ClaimFact is one attempt's claim as the reconciler sees it.
 type ClaimFact struct {
 	State  ClaimState
-	Holder runstate.Holder
+	Holder records.Holder
 	// Raw is the claim's stored value (what an orphan's delete compares).
 	Raw string
 }
@@ -79,7 +79,7 @@ func (k Keys) ResolveClaims(ctx context.Context, rdb redis.Cmdable, reads ...*Cl
 		for i, c := range r.cmds {
 			switch err := c.Err(); {
 			case err == nil:
-				r.Facts[i] = ClaimFact{State: ClaimLive, Raw: c.Val(), Holder: runstate.ParseHolder(c.Val())}
+				r.Facts[i] = ClaimFact{State: ClaimLive, Raw: c.Val(), Holder: records.ParseHolder(c.Val())}
 				workers = append(workers, r.Facts[i].Holder.Worker)
 			case err != redis.Nil:
 				return fmt.Errorf("read claim %s: %w", r.Attempts[i], err)

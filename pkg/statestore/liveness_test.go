@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +43,7 @@ func TestClaimFactsTellLiveFromOrphaned(t *testing.T) {
 	}
 	require.Equal(t, []statestore.ClaimState{statestore.ClaimLive, statestore.ClaimOrphaned, statestore.ClaimOrphaned,
 		statestore.ClaimNone, statestore.ClaimLive}, states)
-	require.Equal(t, runstate.Holder{Incarnation: "inc1", Worker: "w1"}, facts[1].Holder)
+	require.Equal(t, records.Holder{Incarnation: "inc1", Worker: "w1"}, facts[1].Holder)
 	require.Equal(t, "inc9/w2", facts[2].Raw)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
 )
@@ -84,8 +85,8 @@ func (k Keys) createPending(ctx context.Context, rdb redis.Cmdable, p PendingRun
 		meta = pipe.HGetAll(ctx, k.WorkflowMeta(p.Workflow))
 	}
 	script := createPendingScript.Eval(ctx, pipe, []string{k.Run(p.ID)},
-		FieldWorkflow, p.Workflow, FieldVersion, strconv.Itoa(p.Version), FieldStatus, "pending",
-		FieldInput, string(p.Input), FieldCreated, strconv.FormatInt(ms, 10), FieldRequestedBy, p.RequestedBy)
+		records.FieldWorkflow, p.Workflow, records.FieldVersion, strconv.Itoa(p.Version), records.FieldStatus, "pending",
+		records.FieldInput, string(p.Input), records.FieldCreated, strconv.FormatInt(ms, 10), records.FieldRequestedBy, p.RequestedBy)
 	added := make([]*redis.IntCmd, len(indexes))
 	for i, idx := range indexes {
 		added[i] = pipe.ZAddNX(ctx, idx, z)
@@ -188,7 +189,7 @@ func (k Keys) DeletePendingRun(ctx context.Context, rdb redis.Cmdable, id, workf
 
 // RunSummaryFields are the run hash fields RunSummaries reads (not the input).
 var RunSummaryFields = []string{
-	FieldWorkflow, FieldVersion, FieldStatus, FieldCreated, FieldStarted, FieldFinished, FieldError, FieldRequestedBy, FieldPaused, FieldHeld,
+	records.FieldWorkflow, records.FieldVersion, records.FieldStatus, records.FieldCreated, records.FieldStarted, records.FieldFinished, records.FieldError, records.FieldRequestedBy, records.FieldPaused, records.FieldHeld,
 }
 
 // RunSummaries reads RunSummaryFields of each run in one round trip; a run

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -128,9 +129,9 @@ func TestPendingRunLifecycle(t *testing.T) {
 	require.True(t, created)
 	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, "r1", "missing")
 	require.NoError(t, err)
-	require.Equal(t, "pending", sums[0][statestore.FieldStatus])
-	require.Equal(t, "3", sums[0][statestore.FieldVersion])
-	require.Equal(t, "ci", sums[0][statestore.FieldRequestedBy])
+	require.Equal(t, "pending", sums[0][records.FieldStatus])
+	require.Equal(t, "3", sums[0][records.FieldVersion])
+	require.Equal(t, "ci", sums[0][records.FieldRequestedBy])
 	require.Empty(t, sums[1])
 	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns("wf"), e.keys.ActiveRuns()} {
 		s, err := e.rdb.ZScore(e.ctx, key, "r1").Result()
@@ -161,7 +162,7 @@ func TestPendingRunNeverResetsAStartedRun(t *testing.T) {
 	created, err := e.keys.CreatePendingRun(e.ctx, e.rdb, p)
 	require.NoError(t, err)
 	require.True(t, created)
-	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run(p.ID), statestore.FieldStatus, "succeeded").Err())
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run(p.ID), records.FieldStatus, "succeeded").Err())
 	require.NoError(t, e.rdb.ZRem(e.ctx, e.keys.ActiveRuns(), p.ID).Err())
 	p.Created, p.Capped = time.UnixMilli(99), true
 	created, err = e.keys.CreatePendingRun(e.ctx, e.rdb, p)
@@ -171,8 +172,8 @@ func TestPendingRunNeverResetsAStartedRun(t *testing.T) {
 	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.AdmitQueue("wf")).Val(), "an existing run never joins the admission queue")
 	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, p.ID)
 	require.NoError(t, err)
-	require.Equal(t, "succeeded", sums[0][statestore.FieldStatus])
-	require.Equal(t, "42", sums[0][statestore.FieldCreated])
+	require.Equal(t, "succeeded", sums[0][records.FieldStatus])
+	require.Equal(t, "42", sums[0][records.FieldCreated])
 	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.ActiveRuns()).Val())
 	req := p.StartRequest()
 	require.Equal(t, p.ID, req.RunId)

@@ -13,22 +13,6 @@ import (
 // HistoryCap bounds the run history list.
 const HistoryCap = 1000
 
-// Run hash field names.
-const (
-	FieldWorkflow    = "wf"
-	FieldVersion     = "ver"
-	FieldStatus      = "status"
-	FieldInput       = "input"
-	FieldCreated     = "created"
-	FieldStarted     = "started"
-	FieldFinished    = "finished"
-	FieldError       = "error"
-	FieldSeq         = "seq"
-	FieldPaused      = "paused"
-	FieldHeld        = "held" // "1" while the run waits for a workflow concurrency slot
-	FieldRequestedBy = "by"
-)
-
 // RunWrite is one fenced, atomic change to one run: the effects of one batch.
 type RunWrite struct {
 	Run string

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
@@ -11,7 +12,7 @@ import (
 // startWrite is the first write of run: one queued node and a history line.
 func startWrite(run string) statestore.RunWrite {
 	return statestore.RunWrite{Run: run, Create: true,
-		RunFields: map[string]string{statestore.FieldStatus: "running", statestore.FieldWorkflow: "wf"},
+		RunFields: map[string]string{records.FieldStatus: "running", records.FieldWorkflow: "wf"},
 		Nodes:     map[string][]byte{"A": []byte(`{"s":"queued","a":1}`)},
 		History:   []string{"started"}}
 }
@@ -33,7 +34,7 @@ func TestQueueStartLocksFencesAndCreatesInOneStep(t *testing.T) {
 	b := setup(t)
 	// The api's pending record and an earlier fence (a run whose lock was
 	// taken and let go before its start arrived).
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Run("r1"), statestore.FieldStatus, "pending", statestore.FieldInput, "{}").Err())
+	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Run("r1"), records.FieldStatus, "pending", records.FieldInput, "{}").Err())
 	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Fence("r1"), 4, 0).Err())
 
 	outcome, fence := b.start(t, startWrite("r1"), "v1", "")
@@ -44,7 +45,7 @@ func TestQueueStartLocksFencesAndCreatesInOneStep(t *testing.T) {
 	ttl := b.rdb.PTTL(b.ctx, b.keys.Lock("r1")).Val()
 	require.Greater(t, ttl, 3*time.Second)
 	require.LessOrEqual(t, ttl, 5*time.Second)
-	require.Equal(t, map[string]string{statestore.FieldStatus: "running", statestore.FieldWorkflow: "wf", statestore.FieldInput: "{}"},
+	require.Equal(t, map[string]string{records.FieldStatus: "running", records.FieldWorkflow: "wf", records.FieldInput: "{}"},
 		b.rdb.HGetAll(b.ctx, b.keys.Run("r1")).Val(), "the pending record is taken over, not replaced")
 	require.Equal(t, `{"s":"queued","a":1}`, b.rdb.HGet(b.ctx, b.keys.Nodes("r1"), "A").Val())
 	require.Equal(t, []string{"started"}, b.rdb.LRange(b.ctx, b.keys.History("r1"), 0, -1).Val())
@@ -83,7 +84,7 @@ func TestQueueStartNeverOverwritesAStartedRun(t *testing.T) {
 	outcome, fence := b.start(t, startWrite("r1"), "v1", "")
 	require.Equal(t, statestore.StartApplied, outcome)
 	require.EqualValues(t, 1, fence)
-	done := statestore.RunWrite{Run: "r1", Fence: fence, RunFields: map[string]string{statestore.FieldStatus: "succeeded"},
+	done := statestore.RunWrite{Run: "r1", Fence: fence, RunFields: map[string]string{records.FieldStatus: "succeeded"},
 		Nodes: map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`)}}
 	require.Equal(t, int64(statestore.WriteApplied), write(t, b, done))
 
@@ -97,7 +98,7 @@ func TestQueueStartNeverOverwritesAStartedRun(t *testing.T) {
 		require.Equal(t, statestore.StartExists, outcome, value)
 		require.EqualValues(t, 2+i, fence, "the lock is taken and fenced as on the normal path, so the caller can load the run")
 		require.Equal(t, value, b.rdb.Get(b.ctx, b.keys.Lock("r1")).Val())
-		require.Equal(t, "succeeded", b.rdb.HGet(b.ctx, b.keys.Run("r1"), statestore.FieldStatus).Val())
+		require.Equal(t, "succeeded", b.rdb.HGet(b.ctx, b.keys.Run("r1"), records.FieldStatus).Val())
 		require.Equal(t, `{"s":"succeeded","a":1}`, b.rdb.HGet(b.ctx, b.keys.Nodes("r1"), "A").Val())
 		require.Equal(t, []string{"started"}, b.rdb.LRange(b.ctx, b.keys.History("r1"), 0, -1).Val(), "nothing appended")
 	}

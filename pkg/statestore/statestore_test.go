@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +30,7 @@ func setup(t *testing.T) bundle {
 	return bundle{ctx: ctx, rdb: rdb, keys: statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}}
 }
 
-func (b bundle) putNode(t *testing.T, run, node string, rec runstate.NodeRecord) {
+func (b bundle) putNode(t *testing.T, run, node string, rec records.NodeRecord) {
 	t.Helper()
 	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes(run), node, rec.Encode()).Err())
 }

@@ -9,7 +9,6 @@ package svcmain
 import (
 	"context"
 	"errors"
-	"github.com/braidhq/braid/pkg/logkey"
 	"io"
 	"log/slog"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/pprofserve"
 )

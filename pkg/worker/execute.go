@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/logkey"
 	"runtime/debug"
 	"strconv"
 	"time"
+
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // execute runs one claimed attempt to its end: the handler call (with its

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/worker"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
@@ -213,7 +214,7 @@ func TestLogsAreCappedAndFlushedBeforeResult(t *testing.T) {
 	lines := b.logLines("run1", "a", 1) // no waiting: flushed before the result was published
 	require.Len(t, lines, 5)
 	for i, l := range lines[:4] {
-		require.Equal(t, worker.LogLine{TimeMs: l.TimeMs, Stream: "stdout", Text: "line " + string(rune('a'+16+i))}, l)
+		require.Equal(t, records.LogLine{TimeMs: l.TimeMs, Stream: "stdout", Text: "line " + string(rune('a'+16+i))}, l)
 		require.NotZero(t, l.TimeMs)
 	}
 	last := lines[4]
@@ -228,7 +229,7 @@ func TestRegistryAdvertisesWorker(t *testing.T) {
 	b := setup(t, map[string]worker.Handler{"zeta": echo(&calls), "alpha": echo(&calls)}, func(c *worker.Config) {
 		c.Concurrency = 3
 	})
-	var st worker.Status
+	var st records.WorkerStatus
 	require.Eventually(t, func() bool {
 		raw, err := b.rdb.HGet(context.Background(), b.keys.Workers(), b.w.ID()).Bytes()
 		return err == nil && json.Unmarshal(raw, &st) == nil

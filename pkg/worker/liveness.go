@@ -2,8 +2,9 @@ package worker
 
 import (
 	"context"
-	"github.com/braidhq/braid/pkg/logkey"
 	"time"
+
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // livenessEvery is how often the liveness key is renewed: four times per

@@ -8,19 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/redis/go-redis/v9"
 )
-
-// LogLine is one line of an attempt's log, stored as JSON in the Redis list
-// statestore.Keys.Logs (oldest first, capped at Config.LogLinesCap lines).
-type LogLine struct {
-	// TimeMs is when the line was logged, in Unix milliseconds.
-	TimeMs int64 `json:"ts"`
-	// Stream is "stdout", "stderr" or "handler".
-	Stream string `json:"stream"`
-	// Text is the line, cut at MaxLogLineBytes.
-	Text string `json:"line"`
-}
 
 // logBuffer holds an attempt's log lines not yet appended to Redis.
 type logBuffer struct {
@@ -42,7 +32,7 @@ func (b *logBuffer) add(stream, text string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Masked before the cut, so a cut cannot leave part of a value behind.
-	enc, err := json.Marshal(LogLine{TimeMs: time.Now().UnixMilli(), Stream: stream, Text: cutLine(b.mask.str(text))})
+	enc, err := json.Marshal(records.LogLine{TimeMs: time.Now().UnixMilli(), Stream: stream, Text: cutLine(b.mask.str(text))})
 	if err != nil { // plain strings: cannot fail
 		return
 	}

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/pkg/worker"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
@@ -229,11 +230,11 @@ func clone(d *eventsv1.TaskDispatch) *eventsv1.TaskDispatch {
 }
 
 // logLines reads the stored log of attempt of (run, node, instance 0).
-func (b *bundle) logLines(run, node string, attempt int) []worker.LogLine {
+func (b *bundle) logLines(run, node string, attempt int) []records.LogLine {
 	b.t.Helper()
 	raw, err := b.rdb.LRange(context.Background(), b.keys.Logs(run, node, 0, attempt), 0, -1).Result()
 	require.NoError(b.t, err)
-	out := make([]worker.LogLine, len(raw))
+	out := make([]records.LogLine, len(raw))
 	for i, r := range raw {
 		require.NoError(b.t, json.Unmarshal([]byte(r), &out[i]))
 	}

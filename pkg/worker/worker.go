@@ -11,7 +11,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
@@ -30,9 +30,9 @@ type Worker struct {
 	claims   claimStore // the claim path's store: cfg.Keys on cfg.Redis
 	handlers []string   // sorted names, for the registry and logs
 	// holder is the value of this process's claims: its incarnation and id
-	// (runstate.Holder). A restart under the same id is a new incarnation,
+	// (records.Holder). A restart under the same id is a new incarnation,
 	// which makes the old one's claims recognisably orphaned.
-	holder runstate.Holder
+	holder records.Holder
 
 	slots    chan struct{} // one token per free executor
 	work     chan *attempt // claimed attempts for the executors
@@ -69,7 +69,7 @@ func New(cfg Config) (*Worker, error) {
 	w := &Worker{
 		cfg: cfg, rdb: cfg.Redis, keys: cfg.Keys, handlers: names,
 		claims:   statestore.Store{Keys: cfg.Keys, RDB: cfg.Redis},
-		holder:   runstate.Holder{Incarnation: newIncarnation(), Worker: cfg.ID},
+		holder:   records.Holder{Incarnation: newIncarnation(), Worker: cfg.ID},
 		log:      cfg.Logger.With(logkey.Component, "worker", logkey.WorkerID, cfg.ID),
 		slots:    make(chan struct{}, cfg.Concurrency),
 		work:     make(chan *attempt, cfg.Concurrency),
@@ -87,7 +87,7 @@ func New(cfg Config) (*Worker, error) {
 func (w *Worker) ID() string { return w.cfg.ID }
 
 // Holder returns the value this process stores in the claims it holds:
-// its incarnation and id (runstate.Holder).
+// its incarnation and id (records.Holder).
 func (w *Worker) Holder() string { return w.holder.String() }
 
 // Run consumes and executes dispatches until ctx is done, then shuts down

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/clock"
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 )
 
 // requestTimeout bounds one request.

@@ -3,5 +3,5 @@
 // orchestrator, N workers and the api from their binaries, configured only
 // through BRAID_* environment variables, under a unique topic prefix and
 // Redis namespace. Processes are supervised and stopped by PID through
-// pkg/procstack.
+// pkg/testkit/procstack.
 package stack

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 )
 
 // Bounds on starting the services.

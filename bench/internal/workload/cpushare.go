@@ -4,7 +4,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 )
 
 // cpuShares samples the CPU time of every process of a session — the

@@ -11,8 +11,8 @@ import (
 	"github.com/braidhq/braid/bench/internal/api"
 	"github.com/braidhq/braid/bench/internal/stack"
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/procstack"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 	"github.com/redis/go-redis/v9"
 )
 

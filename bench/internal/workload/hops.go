@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/bench/internal/stats"
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 )
 
 // tailLiveTimeout bounds waiting for the dispatch tail to see a whole run.

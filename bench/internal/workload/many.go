@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/braidhq/braid/pkg/procstack"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -42,7 +42,7 @@ func (s *session) runStates(ctx context.Context, ids []string) ([]runState, erro
 		chunk := ids[from:min(from+stateChunk, len(ids))]
 		pipe := s.env.Redis.Pipeline()
 		for _, id := range chunk {
-			pipe.HMGet(ctx, s.keys.Run(id), statestore.FieldStatus, statestore.FieldCreated, statestore.FieldFinished)
+			pipe.HMGet(ctx, s.keys.Run(id), records.FieldStatus, records.FieldCreated, records.FieldFinished)
 		}
 		cmds, err := pipe.Exec(ctx)
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/braidhq/braid/pkg/procstack"
+	"github.com/braidhq/braid/pkg/testkit/procstack"
 )
 
 // cpuProfile fetches a CPU profile of seconds from the pprof server at addr

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
 
 // putNode stores rec as node's record in run.
-func (e env) putNode(t *testing.T, run, node string, rec runstate.NodeRecord) {
+func (e env) putNode(t *testing.T, run, node string, rec records.NodeRecord) {
 	t.Helper()
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Nodes(run), node, rec.Encode()).Err())
 }
@@ -29,8 +29,8 @@ func (e env) claimOne(t *testing.T, a statestore.Attempt, worker string) statest
 // claim for an attempt that is not current, not in flight or unknown is
 // refused, so a redelivered dispatch never runs a finished node again.
 func testClaimGrantedToOneHolder(t *testing.T, e env) {
-	e.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 2})
-	e.putNode(t, "r1", "done", runstate.NodeRecord{State: runstate.NodeSucceeded, Attempt: 1})
+	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeQueued, Attempt: 2})
+	e.putNode(t, "r1", "done", records.NodeRecord{State: records.NodeSucceeded, Attempt: 1})
 	a := statestore.Attempt{Run: "r1", Node: "A", Attempt: 2}
 	tests := []struct {
 		name   string
@@ -56,12 +56,12 @@ func testClaimGrantedToOneHolder(t *testing.T, e env) {
 // would (each with its own TTL, a fan-out instance against its own record),
 // and replaying the batch answers the same and changes nothing.
 func testClaimBatch(t *testing.T, e env) {
-	e.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1})
-	e.putNode(t, "r1", "B", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 2})
-	e.putNode(t, "r1", "C", runstate.NodeRecord{State: runstate.NodeSucceeded, Attempt: 1})
-	e.putNode(t, "r1", "D", runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1})
-	e.putNode(t, "r1", "F", runstate.NodeRecord{State: runstate.NodeRunning, FanOutCounts: runstate.FanOutCounts{FanOut: true}})
-	inst := runstate.NodeRecord{State: runstate.NodeQueued, Attempt: 1}
+	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeQueued, Attempt: 1})
+	e.putNode(t, "r1", "B", records.NodeRecord{State: records.NodeQueued, Attempt: 2})
+	e.putNode(t, "r1", "C", records.NodeRecord{State: records.NodeSucceeded, Attempt: 1})
+	e.putNode(t, "r1", "D", records.NodeRecord{State: records.NodeQueued, Attempt: 1})
+	e.putNode(t, "r1", "F", records.NodeRecord{State: records.NodeRunning, FanOutCounts: records.FanOutCounts{FanOut: true}})
+	inst := records.NodeRecord{State: records.NodeQueued, Attempt: 1}
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Instances("r1", "F"), statestore.InstanceField(3), inst.Encode()).Err())
 	taken := statestore.Attempt{Run: "r1", Node: "D", Attempt: 1}
 	require.Equal(t, statestore.ClaimOK, e.claimOne(t, taken, "w2"))
@@ -96,7 +96,7 @@ func testClaimBatch(t *testing.T, e env) {
 // and tells the holder to stop once the attempt is no longer in flight; a
 // release deletes only the caller's own claim.
 func testHeartbeatAndRelease(t *testing.T, e env) {
-	e.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeRunning, Attempt: 1})
+	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeRunning, Attempt: 1})
 	a := statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}
 	claim := e.keys.Claim("r1", "A", 0, 1)
 	require.Equal(t, statestore.ClaimOK, e.claimOne(t, a, "w1"))
@@ -115,7 +115,7 @@ func testHeartbeatAndRelease(t *testing.T, e env) {
 	require.NoError(t, e.store.ReleaseClaim(e.ctx, a, "w1"))
 	require.Zero(t, e.rdb.Exists(e.ctx, claim).Val())
 
-	e.putNode(t, "r1", "A", runstate.NodeRecord{State: runstate.NodeCancelled, Attempt: 1})
+	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeCancelled, Attempt: 1})
 	require.Equal(t, statestore.ClaimFinished, beat("w1"), "heartbeat must tell the worker to stop a cancelled attempt")
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
@@ -27,8 +28,8 @@ func (e env) acquire(t *testing.T, reqs ...statestore.LockRequest) []statestore.
 // neither taken nor read, unless the request names that value as its own
 // predecessor. A replay by the holder keeps the lock and moves the fence.
 func testLockAcquire(t *testing.T, e env) {
-	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run("pending"), statestore.FieldStatus, "pending").Err())
-	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run("started"), statestore.FieldStatus, "running").Err())
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run("pending"), records.FieldStatus, "pending").Err())
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run("started"), records.FieldStatus, "running").Err())
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Nodes("started"), "A", `{"s":"queued","a":1}`).Err())
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Outputs("started"), "A", `1`).Err())
 	require.NoError(t, e.rdb.Set(e.ctx, e.keys.Fence("started"), 41, 0).Err())
@@ -45,7 +46,7 @@ func testLockAcquire(t *testing.T, e env) {
 	require.EqualValues(t, 42, got[1].Fence)
 	require.Equal(t, map[string]string{"A": `{"s":"queued","a":1}`}, got[1].Stored.Nodes)
 	require.Equal(t, map[string]string{"A": `1`}, got[1].Stored.Outputs)
-	require.Equal(t, "running", got[1].Stored.Fields[statestore.FieldStatus])
+	require.Equal(t, "running", got[1].Stored.Fields[records.FieldStatus])
 	require.Equal(t, statestore.Acquired{}, got[2], "another holder's run is neither locked nor read")
 	require.Equal(t, "7", e.rdb.Get(e.ctx, e.keys.Fence("other")).Val(), "the fence moves only with the lock")
 	require.Equal(t, "theirs", e.rdb.Get(e.ctx, e.keys.Lock("other")).Val())

@@ -3,6 +3,7 @@ package statestoretest
 import (
 	"testing"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func (e env) snapshot(t *testing.T, run string) snapshot {
 func testFencedWrite(t *testing.T, e env) {
 	old := e.rdb.Incr(e.ctx, e.keys.Fence("r1")).Val()
 	w := statestore.RunWrite{Run: "r1", Fence: old, Create: true,
-		RunFields: map[string]string{statestore.FieldStatus: "running"},
+		RunFields: map[string]string{records.FieldStatus: "running"},
 		Nodes:     map[string][]byte{"A": []byte(`{"s":"queued","a":1}`)},
 		Outputs:   map[string][]byte{"A": []byte(`1`)}, History: []string{"h1"}}
 	require.EqualValues(t, statestore.WriteApplied, e.write(t, w))
@@ -48,7 +49,7 @@ func testFencedWrite(t *testing.T, e env) {
 
 	newer := e.rdb.Incr(e.ctx, e.keys.Fence("r1")).Val() // another holder took the lock
 	before := e.snapshot(t, "r1")
-	w.Create, w.RunFields = false, map[string]string{statestore.FieldStatus: "failed"}
+	w.Create, w.RunFields = false, map[string]string{records.FieldStatus: "failed"}
 	w.Nodes = map[string][]byte{"A": []byte(`{"s":"failed","a":1}`)}
 	require.EqualValues(t, statestore.WriteStale, e.write(t, w), "the stale holder is fenced off")
 	require.Equal(t, before, e.snapshot(t, "r1"), "a refused write changed the run")
@@ -58,7 +59,7 @@ func testFencedWrite(t *testing.T, e env) {
 	require.EqualValues(t, statestore.WriteApplied, e.write(t, w))
 	st, err := e.keys.LoadRun(e.ctx, e.rdb, "r1")
 	require.NoError(t, err)
-	require.Equal(t, "failed", st.Fields[statestore.FieldStatus])
+	require.Equal(t, "failed", st.Fields[records.FieldStatus])
 	require.Empty(t, st.Outputs)
 	require.Equal(t, int64(2), e.rdb.LLen(e.ctx, e.keys.History("r1")).Val())
 }
@@ -71,14 +72,14 @@ func testFencedWrite(t *testing.T, e env) {
 func testWriteReplay(t *testing.T, e env) {
 	fence := e.rdb.Incr(e.ctx, e.keys.Fence("r1")).Val()
 	create := statestore.RunWrite{Run: "r1", Fence: fence, Create: true,
-		RunFields: map[string]string{statestore.FieldStatus: "running"},
+		RunFields: map[string]string{records.FieldStatus: "running"},
 		Nodes:     map[string][]byte{"A": []byte(`{"s":"running","a":1}`)}}
 	require.EqualValues(t, statestore.WriteApplied, e.write(t, create))
 	ended := statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}
 	require.Equal(t, statestore.ClaimOK, e.claimOne(t, ended, "w1"))
 
 	result := statestore.RunWrite{Run: "r1", Fence: fence,
-		RunFields: map[string]string{statestore.FieldStatus: "succeeded"},
+		RunFields: map[string]string{records.FieldStatus: "succeeded"},
 		Nodes:     map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`)},
 		Outputs:   map[string][]byte{"A": []byte(`{"n":1}`)},
 		Ended:     []statestore.Attempt{ended}}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -107,7 +107,7 @@ func checkApplies(spec controlSpec, r *loadedRun) error {
 		return errConflict("run %q is %s; %s applies to finished runs (cancel it first, or wait)", r.id, st, spec.verb)
 	case !spec.finished && st.Terminal():
 		return errConflict("run %q already %s; %s applies to unfinished runs", r.id, st, spec.verb)
-	case spec.verb == "cancel" && st == runstate.RunCancelling:
+	case spec.verb == "cancel" && st == records.RunCancelling:
 		return errConflict("run %q is already cancelling", r.id)
 	}
 	return nil

@@ -1,7 +1,7 @@
 package apisvc
 
 import (
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -38,9 +38,9 @@ func init() {
 	for _, s := range runStatuses {
 		runStatusNames[s.Proto()] = string(s)
 	}
-	for _, s := range []runstate.NodeState{
-		runstate.NodePending, runstate.NodeQueued, runstate.NodeRunning, runstate.NodeSucceeded,
-		runstate.NodeFailed, runstate.NodeRetryWait, runstate.NodeSkipped, runstate.NodeCancelled,
+	for _, s := range []records.NodeState{
+		records.NodePending, records.NodeQueued, records.NodeRunning, records.NodeSucceeded,
+		records.NodeFailed, records.NodeRetryWait, records.NodeSkipped, records.NodeCancelled,
 	} {
 		nodeStateNames[s.Proto()] = string(s)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // instanceCounts tallies a fan-out node's instances. Running counts the
@@ -19,7 +19,7 @@ type instanceCounts struct {
 }
 
 // countsOf returns a launched fan-out node's counts (nil for other nodes).
-func countsOf(rec runstate.NodeRecord) *instanceCounts {
+func countsOf(rec records.NodeRecord) *instanceCounts {
 	if !rec.FanOut {
 		return nil
 	}
@@ -30,8 +30,8 @@ func countsOf(rec runstate.NodeRecord) *instanceCounts {
 
 // fanOutReason says why a running fan-out node starts no more instances:
 // its concurrency is full ("node concurrency 4/4"), or "" when it is not.
-func fanOutReason(n dag.Node, rec runstate.NodeRecord) string {
-	if !rec.FanOut || rec.State != runstate.NodeRunning || rec.Count-rec.Active-rec.Done() <= 0 {
+func fanOutReason(n dag.Node, rec records.NodeRecord) string {
+	if !rec.FanOut || rec.State != records.NodeRunning || rec.Count-rec.Active-rec.Done() <= 0 {
 		return ""
 	}
 	limit := n.InstanceCap()

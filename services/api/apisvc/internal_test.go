@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
@@ -54,34 +54,34 @@ func TestWaitingReason(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	now := time.UnixMilli(1_700_000_000_000)
-	rec := func(s runstate.NodeState) runstate.NodeRecord { return runstate.NodeRecord{State: s} }
-	running := waitCtx{status: runstate.RunRunning, started: true, now: now}
+	rec := func(s records.NodeState) records.NodeRecord { return records.NodeRecord{State: s} }
+	running := waitCtx{status: records.RunRunning, started: true, now: now}
 	tests := []struct {
 		name  string
-		nodes []runstate.NodeRecord
+		nodes []records.NodeRecord
 		i     int
 		w     waitCtx
 		want  string
 	}{
-		{"parents", []runstate.NodeRecord{rec("running"), rec("queued"), rec("pending"), rec("pending")}, 2, running, "waiting for parents: a, b"},
-		{"one parent left", []runstate.NodeRecord{rec("succeeded"), rec("running"), rec("pending"), rec("pending")}, 2, running, "waiting for parents: b"},
-		{"paused", []runstate.NodeRecord{rec("succeeded"), rec("succeeded"), rec("pending"), rec("pending")}, 2, waitCtx{status: "running", started: true, paused: true}, "run paused"},
-		{"retry backoff", []runstate.NodeRecord{{State: "retry_wait", RetryAt: now.UnixMilli()}}, 0, running, "retry backoff until 2023-11-14T22:13:20.000Z"},
-		{"queued", []runstate.NodeRecord{rec("queued")}, 0, running, "queued: waiting for a worker"},
-		{"no worker offers it", []runstate.NodeRecord{rec("succeeded"), rec("succeeded"), rec("queued")}, 2,
+		{"parents", []records.NodeRecord{rec("running"), rec("queued"), rec("pending"), rec("pending")}, 2, running, "waiting for parents: a, b"},
+		{"one parent left", []records.NodeRecord{rec("succeeded"), rec("running"), rec("pending"), rec("pending")}, 2, running, "waiting for parents: b"},
+		{"paused", []records.NodeRecord{rec("succeeded"), rec("succeeded"), rec("pending"), rec("pending")}, 2, waitCtx{status: "running", started: true, paused: true}, "run paused"},
+		{"retry backoff", []records.NodeRecord{{State: "retry_wait", RetryAt: now.UnixMilli()}}, 0, running, "retry backoff until 2023-11-14T22:13:20.000Z"},
+		{"queued", []records.NodeRecord{rec("queued")}, 0, running, "queued: waiting for a worker"},
+		{"no worker offers it", []records.NodeRecord{rec("succeeded"), rec("succeeded"), rec("queued")}, 2,
 			waitCtx{status: "running", started: true, offers: func(h string) bool { return h == "noop" }}, "no live worker offers handler shell"},
-		{"approval", []runstate.NodeRecord{rec("pending"), rec("pending"), rec("pending"), rec("queued")}, 3, running, "awaiting approval"},
-		{"not started", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "pending"}, "run not started yet: waiting for the orchestrator"},
-		{"held by the workflow cap", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "pending", started: true}, "workflow concurrency: waiting for a free slot"},
-		{"running", []runstate.NodeRecord{rec("running")}, 0, running, ""},
-		{"finished", []runstate.NodeRecord{rec("succeeded")}, 0, running, ""},
-		{"run over", []runstate.NodeRecord{rec("pending")}, 0, waitCtx{status: "failed", started: true}, ""},
+		{"approval", []records.NodeRecord{rec("pending"), rec("pending"), rec("pending"), rec("queued")}, 3, running, "awaiting approval"},
+		{"not started", []records.NodeRecord{rec("pending")}, 0, waitCtx{status: "pending"}, "run not started yet: waiting for the orchestrator"},
+		{"held by the workflow cap", []records.NodeRecord{rec("pending")}, 0, waitCtx{status: "pending", started: true}, "workflow concurrency: waiting for a free slot"},
+		{"running", []records.NodeRecord{rec("running")}, 0, running, ""},
+		{"finished", []records.NodeRecord{rec("succeeded")}, 0, running, ""},
+		{"run over", []records.NodeRecord{rec("pending")}, 0, waitCtx{status: "failed", started: true}, ""},
 	}
 	for _, tc := range tests {
-		nodes := append(tc.nodes, make([]runstate.NodeRecord, 4-len(tc.nodes))...)
+		nodes := append(tc.nodes, make([]records.NodeRecord, 4-len(tc.nodes))...)
 		for i := range nodes {
 			if nodes[i].State == "" {
-				nodes[i].State = runstate.NodePending
+				nodes[i].State = records.NodePending
 			}
 		}
 		require.Equal(t, tc.want, waitingReason(g, tc.i, nodes, tc.w), tc.name)

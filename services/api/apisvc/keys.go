@@ -5,10 +5,11 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"regexp"
 	"strings"
+
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // Role is what an API key may do.

@@ -8,9 +8,8 @@ import (
 	"net/http"
 
 	"github.com/braidhq/braid/pkg/apiwire"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/worker"
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
 )
@@ -111,25 +110,25 @@ func (s *Server) logTargetOf(ctx context.Context, c *gin.Context) (logTarget, er
 func (s *Server) attemptOver(ctx context.Context, t logTarget) (bool, error) {
 	pipe := s.rdb.Pipeline()
 	node := pipe.HGet(ctx, t.recKey, t.recField)
-	status := pipe.HGet(ctx, s.keys.Run(t.run), statestore.FieldStatus)
+	status := pipe.HGet(ctx, s.keys.Run(t.run), records.FieldStatus)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return false, err
 	}
-	if runstate.RunStatus(status.Val()).Terminal() {
+	if records.RunStatus(status.Val()).Terminal() {
 		return true, nil
 	}
-	rec, err := runstate.DecodeNodeRecord([]byte(node.Val()))
+	rec, err := records.DecodeNodeRecord([]byte(node.Val()))
 	if err != nil || rec.State == "" {
 		return false, nil // not started yet
 	}
-	return rec.Attempt > t.attempt || rec.State.Terminal() || rec.State == runstate.NodeRetryWait, nil
+	return rec.Attempt > t.attempt || rec.State.Terminal() || rec.State == records.NodeRetryWait, nil
 }
 
 // decodeLines parses stored log lines; unreadable entries are kept as text.
 func decodeLines(raw []string) []apiwire.LogLine {
 	out := make([]apiwire.LogLine, 0, len(raw))
 	for _, r := range raw {
-		var l worker.LogLine
+		var l records.LogLine
 		if json.Unmarshal([]byte(r), &l) != nil {
 			out = append(out, apiwire.LogLine{Stream: "unknown", Line: r})
 			continue

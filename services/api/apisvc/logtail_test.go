@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/stretchr/testify/require"
 )
 

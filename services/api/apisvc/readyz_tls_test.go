@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/segmentio/kafka-go/sasl/scram"
 	"github.com/stretchr/testify/require"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
@@ -19,7 +19,7 @@ type loadedRun struct {
 	graph  *dag.Graph
 	// nodes holds each definition node's instance-0 record by position;
 	// a node without a record (the run has not started) is pending.
-	nodes []runstate.NodeRecord
+	nodes []records.NodeRecord
 }
 
 // loadRun reads run id and compiles its pinned version; 404 when unknown.
@@ -31,12 +31,12 @@ func (s *Server) loadRun(ctx context.Context, id string) (*loadedRun, error) {
 	if !st.Exists() {
 		return nil, errNotFound("run %q not found", id)
 	}
-	ver, _ := strconv.Atoi(st.Fields[statestore.FieldVersion])
-	g, err := s.defs.get(ctx, st.Fields[statestore.FieldWorkflow], ver)
+	ver, _ := strconv.Atoi(st.Fields[records.FieldVersion])
+	g, err := s.defs.get(ctx, st.Fields[records.FieldWorkflow], ver)
 	if err != nil {
 		return nil, err
 	}
-	r := &loadedRun{id: id, stored: st, graph: g, nodes: make([]runstate.NodeRecord, len(g.Def.Nodes))}
+	r := &loadedRun{id: id, stored: st, graph: g, nodes: make([]records.NodeRecord, len(g.Def.Nodes))}
 	for i, n := range g.Def.Nodes {
 		r.nodes[i] = r.record(n.ID)
 	}
@@ -62,14 +62,14 @@ func (s *Server) runFor(c *gin.Context, id string, parseErr error) (r *loadedRun
 
 // record decodes the record of a node instance field; a missing or
 // unreadable record reads as pending.
-func (r *loadedRun) record(field string) runstate.NodeRecord {
+func (r *loadedRun) record(field string) records.NodeRecord {
 	raw, ok := r.stored.Nodes[field]
 	if !ok {
-		return runstate.NodeRecord{State: runstate.NodePending}
+		return records.NodeRecord{State: records.NodePending}
 	}
-	rec, err := runstate.DecodeNodeRecord([]byte(raw))
+	rec, err := records.DecodeNodeRecord([]byte(raw))
 	if err != nil || rec.State == "" {
-		return runstate.NodeRecord{State: runstate.NodePending}
+		return records.NodeRecord{State: records.NodePending}
 	}
 	return rec
 }
@@ -78,13 +78,13 @@ func (r *loadedRun) record(field string) runstate.NodeRecord {
 func (r *loadedRun) field(name string) string { return r.stored.Fields[name] }
 
 // status is the run's status.
-func (r *loadedRun) status() runstate.RunStatus {
-	return runstate.RunStatus(r.field(statestore.FieldStatus))
+func (r *loadedRun) status() records.RunStatus {
+	return records.RunStatus(r.field(records.FieldStatus))
 }
 
 // seq is the sequence number of the run's last published event.
 func (r *loadedRun) seq() uint64 {
-	n, _ := strconv.ParseUint(r.field(statestore.FieldSeq), 10, 64)
+	n, _ := strconv.ParseUint(r.field(records.FieldSeq), 10, 64)
 	return n
 }
 
@@ -92,14 +92,14 @@ func (r *loadedRun) seq() uint64 {
 func (r *loadedRun) nodeIndex(id string) (int, error) {
 	i, ok := r.graph.Index[id]
 	if !ok {
-		return 0, errNotFound("run %q (workflow %s) has no node %q", r.id, r.field(statestore.FieldWorkflow), id)
+		return 0, errNotFound("run %q (workflow %s) has no node %q", r.id, r.field(records.FieldWorkflow), id)
 	}
 	return i, nil
 }
 
 // input returns the run input as JSON (null when unreadable).
 func (r *loadedRun) input() json.RawMessage {
-	in := r.field(statestore.FieldInput)
+	in := r.field(records.FieldInput)
 	if !json.Valid([]byte(in)) {
 		return json.RawMessage("null")
 	}
@@ -108,5 +108,5 @@ func (r *loadedRun) input() json.RawMessage {
 
 // waitContext gathers what waiting reasons depend on.
 func (r *loadedRun) waitContext(now time.Time, offers func(string) bool) waitCtx {
-	return waitCtx{status: r.status(), started: r.stored.Started(), paused: r.field(statestore.FieldPaused) == "1", now: now, offers: offers}
+	return waitCtx{status: r.status(), started: r.stored.Started(), paused: r.field(records.FieldPaused) == "1", now: now, offers: offers}
 }

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/gin-gonic/gin"
 )
 
@@ -54,10 +53,10 @@ func (s *Server) getRun(c *gin.Context) {
 func (s *Server) viewRun(ctx context.Context, r *loadedRun, now time.Time) runView {
 	sum := summarize(r.id, r.stored.Fields)
 	v := runView{runSummary: sum, Seq: r.seq(), Input: r.input(), Nodes: make([]nodeView, len(r.nodes)),
-		DurationMs: durationMs(parseMs(r.field(statestore.FieldStarted)), parseMs(r.field(statestore.FieldFinished)), now)}
+		DurationMs: durationMs(parseMs(r.field(records.FieldStarted)), parseMs(r.field(records.FieldFinished)), now)}
 	var offers func(string) bool
 	for _, rec := range r.nodes {
-		if rec.State == runstate.NodeQueued {
+		if rec.State == records.NodeQueued {
 			offers = s.handlerOffers(ctx, now)
 			break
 		}
@@ -72,7 +71,7 @@ func (s *Server) viewRun(ctx context.Context, r *loadedRun, now time.Time) runVi
 }
 
 // viewNode renders one record (a node's, or one of its instances') of node n.
-func viewNode(n dag.Node, rec runstate.NodeRecord, now time.Time) nodeFields {
+func viewNode(n dag.Node, rec records.NodeRecord, now time.Time) nodeFields {
 	finished := rec.FinishedAt
 	if !rec.State.Terminal() {
 		finished = 0
@@ -85,7 +84,7 @@ func viewNode(n dag.Node, rec runstate.NodeRecord, now time.Time) nodeFields {
 	}
 }
 
-// pastAttemptView is one earlier run of an attempt (runstate.PastAttempt).
+// pastAttemptView is one earlier run of an attempt (records.PastAttempt).
 type pastAttemptView struct {
 	Attempt   int    `json:"attempt"`
 	Outcome   string `json:"outcome"`
@@ -98,7 +97,7 @@ type pastAttemptView struct {
 }
 
 // viewPast renders a node record's past attempts.
-func viewPast(past []runstate.PastAttempt) []pastAttemptView {
+func viewPast(past []records.PastAttempt) []pastAttemptView {
 	if len(past) == 0 {
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 	"github.com/redis/go-redis/v9"
@@ -18,9 +18,9 @@ import (
 const runScanBatches = 20
 
 // runStatuses are the accepted ?status= values.
-var runStatuses = []runstate.RunStatus{
-	runstate.RunPending, runstate.RunRunning, runstate.RunSucceeded,
-	runstate.RunFailed, runstate.RunCancelling, runstate.RunCancelled,
+var runStatuses = []records.RunStatus{
+	records.RunPending, records.RunRunning, records.RunSucceeded,
+	records.RunFailed, records.RunCancelling, records.RunCancelled,
 }
 
 // runSummary is one item of GET /runs.
@@ -93,7 +93,7 @@ func runFilterOf(c *gin.Context) (runFilter, error) {
 	}
 	if st, ok := c.GetQuery("status"); ok {
 		for _, v := range strings.Split(st, ",") {
-			if !slices.Contains(runStatuses, runstate.RunStatus(v)) {
+			if !slices.Contains(runStatuses, records.RunStatus(v)) {
 				return f, errBadRequest("query parameter status=%q: %q is not a run status (pending, running, succeeded, failed, cancelling, cancelled)", st, v)
 			}
 			f.statuses = append(f.statuses, v)
@@ -121,7 +121,7 @@ func (s *Server) scanRuns(ctx context.Context, key string, f runFilter) (runList
 			return out, err
 		}
 		for i, m := range sums {
-			if len(m) == 0 || (len(f.statuses) > 0 && !slices.Contains(f.statuses, m[statestore.FieldStatus])) {
+			if len(m) == 0 || (len(f.statuses) > 0 && !slices.Contains(f.statuses, m[records.FieldStatus])) {
 				continue
 			}
 			out.Items = append(out.Items, summarize(ids[i], m))
@@ -145,12 +145,12 @@ func runCursor(z redis.Z) string {
 
 // summarize builds a runSummary from RunSummaryFields.
 func summarize(id string, m map[string]string) runSummary {
-	v, _ := strconv.Atoi(m[statestore.FieldVersion])
+	v, _ := strconv.Atoi(m[records.FieldVersion])
 	return runSummary{
-		ID: id, Workflow: m[statestore.FieldWorkflow], Version: v, Status: m[statestore.FieldStatus],
-		Paused:    m[statestore.FieldPaused] == "1",
-		CreatedAt: formatMs(parseMs(m[statestore.FieldCreated])), StartedAt: formatMs(parseMs(m[statestore.FieldStarted])),
-		FinishedAt: formatMs(parseMs(m[statestore.FieldFinished])), Error: m[statestore.FieldError],
-		RequestedBy: m[statestore.FieldRequestedBy],
+		ID: id, Workflow: m[records.FieldWorkflow], Version: v, Status: m[records.FieldStatus],
+		Paused:    m[records.FieldPaused] == "1",
+		CreatedAt: formatMs(parseMs(m[records.FieldCreated])), StartedAt: formatMs(parseMs(m[records.FieldStarted])),
+		FinishedAt: formatMs(parseMs(m[records.FieldFinished])), Error: m[records.FieldError],
+		RequestedBy: m[records.FieldRequestedBy],
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
@@ -135,11 +136,11 @@ func TestPendingRunRecord(t *testing.T) {
 	id := e.startRun(name, map[string]any{"input": map[string]any{"who": "ann"}}, nil)
 	f, err := e.rdb.HGetAll(t.Context(), e.keys.Run(id)).Result()
 	require.NoError(t, err)
-	require.Equal(t, "pending", f[statestore.FieldStatus])
-	require.Equal(t, name, f[statestore.FieldWorkflow])
-	require.Equal(t, itoa(v), f[statestore.FieldVersion])
-	require.JSONEq(t, `{"who":"ann"}`, f[statestore.FieldInput])
-	require.Equal(t, writeKey, f[statestore.FieldRequestedBy])
+	require.Equal(t, "pending", f[records.FieldStatus])
+	require.Equal(t, name, f[records.FieldWorkflow])
+	require.Equal(t, itoa(v), f[records.FieldVersion])
+	require.JSONEq(t, `{"who":"ann"}`, f[records.FieldInput])
+	require.Equal(t, writeKey, f[records.FieldRequestedBy])
 	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns(name), e.keys.ActiveRuns()} {
 		require.NoError(t, e.rdb.ZScore(t.Context(), key, id).Err(), key)
 	}
@@ -162,7 +163,7 @@ func TestListRunsFiltersAndPages(t *testing.T) {
 	}
 	// Mark some runs failed, as the orchestrator would.
 	for _, id := range ids[:4] {
-		require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), statestore.FieldStatus, "failed").Err())
+		require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), records.FieldStatus, "failed").Err())
 	}
 	all := pageAll(t, e, "/runs?limit=2")
 	require.Len(t, all, 9)

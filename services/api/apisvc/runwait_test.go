@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -72,7 +72,7 @@ func TestRunWaitRereadsWithoutAnnouncement(t *testing.T) {
 	id := e.startRun(name, nil, nil)
 	answer := e.client.send(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"})
 	e.waitForWaiters(1)
-	require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), statestore.FieldStatus, "failed").Err())
+	require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), records.FieldStatus, "failed").Err())
 	require.Equal(t, "failed", answer.run(t, "the run ended unannounced").Status)
 }
 
@@ -185,6 +185,6 @@ func (e *env) waitSubscribed() {
 func (e *env) endRun(id, status string) {
 	e.t.Helper()
 	ctx := e.t.Context()
-	require.NoError(e.t, e.rdb.HSet(ctx, e.keys.Run(id), statestore.FieldStatus, status).Err())
+	require.NoError(e.t, e.rdb.HSet(ctx, e.keys.Run(id), records.FieldStatus, status).Err())
 	require.NoError(e.t, e.rdb.Publish(ctx, e.keys.EndedChannel(), id).Err())
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/stretchr/testify/require"
 )

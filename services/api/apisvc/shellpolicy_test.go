@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/stretchr/testify/require"
 )

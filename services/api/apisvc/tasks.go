@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/redis/go-redis/v9"
 	"math"
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
 )
 
 // taskView is one node instance of a run with its output.
@@ -52,7 +52,7 @@ type nodeFields struct {
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	// Lost counts losses of the current attempt with its worker.
 	Lost int `json:"lost,omitempty"`
-	// PastAttempts are earlier runs of the node's attempts (runstate.NodeRecord.Past).
+	// PastAttempts are earlier runs of the node's attempts (records.NodeRecord.Past).
 	PastAttempts []pastAttemptView `json:"past_attempts,omitempty"`
 	// Instances tallies a fan-out node's instances.
 	Instances *instanceCounts `json:"instances,omitempty"`
@@ -242,8 +242,8 @@ func (s *Server) instanceRows(ctx context.Context, r *loadedRun, id string, from
 	node := r.graph.Def.Nodes[r.graph.Index[id]]
 	rows := make([]taskView, len(recs))
 	for j := range recs {
-		rec := runstate.NodeRecord{State: runstate.NodePending}
-		if d, err := runstate.DecodeNodeRecord([]byte(recs[j])); err == nil && d.State != "" {
+		rec := records.NodeRecord{State: records.NodePending}
+		if d, err := records.DecodeNodeRecord([]byte(recs[j])); err == nil && d.State != "" {
 			rec = d
 		}
 		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, nodeFields: viewNode(node, rec, now)}
@@ -256,16 +256,16 @@ func (s *Server) instanceRows(ctx context.Context, r *loadedRun, id string, from
 
 // instanceRecord reads one fan-out instance's record (pending when it has
 // not started); 404 when the node has no such instance.
-func (s *Server) instanceRecord(ctx context.Context, r *loadedRun, node string, inst int) (runstate.NodeRecord, error) {
+func (s *Server) instanceRecord(ctx context.Context, r *loadedRun, node string, inst int) (records.NodeRecord, error) {
 	if c := r.record(node).Count; inst >= c {
-		return runstate.NodeRecord{}, errNotFound("node %q of run %q has no instance %d (it has %d)", node, r.id, inst, c)
+		return records.NodeRecord{}, errNotFound("node %q of run %q has no instance %d (it has %d)", node, r.id, inst, c)
 	}
 	raw, err := s.rdb.HGet(ctx, s.keys.Instances(r.id, node), statestore.InstanceField(inst)).Result()
 	if errors.Is(err, redis.Nil) {
-		return runstate.NodeRecord{State: runstate.NodePending}, nil
+		return records.NodeRecord{State: records.NodePending}, nil
 	}
 	if err != nil {
-		return runstate.NodeRecord{}, fmt.Errorf("read instance run=%s node=%s instance=%d: %w", r.id, node, inst, err)
+		return records.NodeRecord{}, fmt.Errorf("read instance run=%s node=%s instance=%d: %w", r.id, node, inst, err)
 	}
-	return runstate.DecodeNodeRecord([]byte(raw))
+	return records.DecodeNodeRecord([]byte(raw))
 }

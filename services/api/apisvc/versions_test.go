@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -101,15 +101,15 @@ func TestRunRequestsFollowVersionsRegisteredElsewhere(t *testing.T) {
 	e := setup(t, envOpts{})
 	name, v1 := e.register(`{"name":"cached","inputs":{"n":{"type":"integer","default":1}},"nodes":[{"id":"a","handler":"noop"}]}`)
 	first := e.startRun(name, nil, nil) // remembers version 1
-	require.Equal(t, itoa(v1), e.rdb.HGet(t.Context(), e.keys.Run(first), statestore.FieldVersion).Val())
+	require.Equal(t, itoa(v1), e.rdb.HGet(t.Context(), e.keys.Run(first), records.FieldVersion).Val())
 
 	v2, err := e.keys.RegisterWorkflow(t.Context(), e.rdb, name,
 		[]byte(`{"name":"cached","inputs":{"who":{"type":"string","default":"z"}},"nodes":[{"id":"b","handler":"noop"}]}`), time.Now())
 	require.NoError(t, err)
 	second := e.startRun(name, nil, nil) // fits both versions: only the write's check tells
-	require.Equal(t, itoa(v2), e.rdb.HGet(t.Context(), e.keys.Run(second), statestore.FieldVersion).Val())
+	require.Equal(t, itoa(v2), e.rdb.HGet(t.Context(), e.keys.Run(second), records.FieldVersion).Val())
 	third := e.startRun(name, map[string]any{"input": map[string]any{"who": "bob"}}, nil) // fits version 2 only
-	require.Equal(t, itoa(v2), e.rdb.HGet(t.Context(), e.keys.Run(third), statestore.FieldVersion).Val())
+	require.Equal(t, itoa(v2), e.rdb.HGet(t.Context(), e.keys.Run(third), records.FieldVersion).Val())
 
 	require.NoError(t, e.keys.DeleteWorkflow(t.Context(), e.rdb, name, time.Now()))
 	e.must(req{method: "POST", path: "/workflows/" + name + "/runs", body: map[string]any{"input": map[string]any{"who": "cy"}}},

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // waitCtx is the run-wide state waiting reasons depend on.
 type waitCtx struct {
-	status  runstate.RunStatus
+	status  records.RunStatus
 	started bool // the orchestrator has created the node records
 	paused  bool
 	now     time.Time
@@ -20,7 +20,7 @@ type waitCtx struct {
 
 // waitingReason says why node i of g, with records recs, is not running,
 // or "" when it is running or finished, or the run is over.
-func waitingReason(g *dag.Graph, i int, recs []runstate.NodeRecord, w waitCtx) string {
+func waitingReason(g *dag.Graph, i int, recs []records.NodeRecord, w waitCtx) string {
 	rec := recs[i]
 	if reason := fanOutReason(g.Def.Nodes[i], rec); reason != "" && !w.status.Terminal() {
 		if w.paused {
@@ -28,22 +28,22 @@ func waitingReason(g *dag.Graph, i int, recs []runstate.NodeRecord, w waitCtx) s
 		}
 		return reason
 	}
-	if rec.State == runstate.NodeRunning || rec.State.Terminal() || w.status.Terminal() {
+	if rec.State == records.NodeRunning || rec.State.Terminal() || w.status.Terminal() {
 		return ""
 	}
 	switch {
 	case !w.started:
 		return "run not started yet: waiting for the orchestrator"
-	case w.status == runstate.RunPending:
+	case w.status == records.RunPending:
 		// Recorded but not started: only a run held by its workflow's cap.
 		return "workflow concurrency: waiting for a free slot"
-	case w.status == runstate.RunCancelling:
+	case w.status == records.RunCancelling:
 		return "run cancelling"
-	case rec.State == runstate.NodeQueued:
+	case rec.State == records.NodeQueued:
 		return queuedReason(g.Def.Nodes[i].Handler, w)
 	case w.paused:
 		return "run paused"
-	case rec.State == runstate.NodeRetryWait:
+	case rec.State == records.NodeRetryWait:
 		return "retry backoff until " + formatMs(rec.RetryAt)
 	}
 	var waiting []string

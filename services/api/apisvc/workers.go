@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/braidhq/braid/pkg/worker"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/gin-gonic/gin"
 )
 
@@ -67,7 +67,7 @@ func (s *Server) workers(ctx context.Context, now time.Time) ([]workerView, erro
 	}
 	out := make([]workerView, 0, len(raw))
 	for id, v := range raw {
-		var st worker.Status
+		var st records.WorkerStatus
 		if json.Unmarshal([]byte(v), &st) != nil {
 			continue
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,20 +30,20 @@ func TestHeldRunWaitsForAdmission(t *testing.T) {
 	require.True(t, eff.Created, "a held run is recorded")
 	require.Len(t, eff.Nodes, 2, "with every node record")
 	require.Empty(t, eff.Dispatches)
-	require.Equal(t, runstate.RunPending, r.Status)
+	require.Equal(t, records.RunPending, r.Status)
 	require.True(t, r.Held)
 
 	again := &Effects{}
 	r.Apply(Start{Now: 1100}, again)
 	require.Empty(t, again.Dispatches, "a redelivered start does not bypass the cap")
 	r.Apply(Reconcile{Now: 1_000_000}, again)
-	require.Equal(t, runstate.RunPending, r.Status, "the reconciler leaves a held run alone")
+	require.Equal(t, records.RunPending, r.Status, "the reconciler leaves a held run alone")
 
 	admit := &Effects{}
 	r.Apply(Admit{Now: 2000}, admit)
 	require.False(t, r.Held)
 	require.False(t, admit.Created, "admission updates the recorded run")
-	require.Equal(t, runstate.RunRunning, r.Status)
+	require.Equal(t, records.RunRunning, r.Status)
 	require.Equal(t, int64(2000), r.StartedAt)
 	require.Equal(t, []string{"A"}, dispatched(r, admit))
 
@@ -57,7 +57,7 @@ func TestHeldRunCanBeCancelled(t *testing.T) {
 	r, _ := newHeldRun(t, node("A"))
 	eff := &Effects{}
 	r.Apply(Control{Now: 1500, Action: ControlCancel}, eff)
-	require.Equal(t, runstate.RunCancelled, r.Status)
+	require.Equal(t, records.RunCancelled, r.Status)
 	require.False(t, r.Held)
 	require.True(t, eff.RunStatusChanged(), "its end releases its queue place")
 	r.Apply(Admit{Now: 2000}, eff)
@@ -77,7 +77,7 @@ func TestBeginDecidesRejectHoldOrStart(t *testing.T) {
 	eff := &Effects{}
 	r, err := Begin("bad", 1, p, json.RawMessage(`{}`), 900, Start{Now: 1000}, eff)
 	require.Error(t, err, "the input misses a required field")
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 	require.True(t, eff.Created)
 	require.Empty(t, eff.Dispatches)
 
@@ -85,7 +85,7 @@ func TestBeginDecidesRejectHoldOrStart(t *testing.T) {
 	r, err = Begin("held", 1, p, json.RawMessage(`{"n":1}`), 900, Start{Now: 1000, NoSlot: true}, eff)
 	require.NoError(t, err)
 	require.True(t, r.Held, "no slot: recorded held")
-	require.Equal(t, runstate.RunPending, r.Status)
+	require.Equal(t, records.RunPending, r.Status)
 	require.True(t, eff.Created)
 	require.Empty(t, eff.Dispatches)
 
@@ -99,7 +99,7 @@ func TestBeginDecidesRejectHoldOrStart(t *testing.T) {
 	eff = &Effects{}
 	r, err = Begin("ok", 1, p, json.RawMessage(`{"n":1}`), 900, Start{Now: 1000}, eff)
 	require.NoError(t, err)
-	require.Equal(t, runstate.RunRunning, r.Status)
+	require.Equal(t, records.RunRunning, r.Status)
 	require.Equal(t, int64(900), r.CreatedAt, "created is the request's time")
 	require.Equal(t, []string{"A"}, dispatched(r, eff))
 }

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // Apply handles one event, mutating r and appending what must follow to eff.
@@ -28,7 +28,7 @@ func (r *Run) Apply(ev Event, eff *Effects) {
 }
 
 func (r *Run) start(e Start, eff *Effects) {
-	if r.Status != runstate.RunPending || r.Held {
+	if r.Status != records.RunPending || r.Held {
 		eff.History = append(eff.History, "duplicate start ignored")
 		return
 	}
@@ -46,7 +46,7 @@ func (r *Run) start(e Start, eff *Effects) {
 // Hold records a new run without starting it: its workflow's concurrency
 // cap is reached, so it waits (pending) until Admit.
 func (r *Run) Hold(now int64, eff *Effects) {
-	if r.Status != runstate.RunPending || r.Held {
+	if r.Status != records.RunPending || r.Held {
 		return
 	}
 	eff.Created, eff.RunChanged, r.Held = true, true, true
@@ -58,7 +58,7 @@ func (r *Run) Hold(now int64, eff *Effects) {
 
 // admit starts a held run once it got its workflow concurrency slot.
 func (r *Run) admit(e Admit, eff *Effects) {
-	if r.Status != runstate.RunPending || !r.Held {
+	if r.Status != records.RunPending || !r.Held {
 		return
 	}
 	r.Held = false
@@ -68,14 +68,14 @@ func (r *Run) admit(e Admit, eff *Effects) {
 // begin moves a recorded run to running and evaluates its root nodes.
 func (r *Run) begin(now int64, eff *Effects) {
 	e := Start{Now: now}
-	r.setStatus(runstate.RunRunning, "", e.Now, eff)
+	r.setStatus(records.RunRunning, "", e.Now, eff)
 	r.StartedAt = e.Now
 	if t := r.Plan.Graph.Def.Timeout; t > 0 {
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerRunDeadline, At: e.Now + ms(t)})
 	}
 	var ready []int
 	for i, n := range r.Nodes {
-		if n.ParentsLeft == 0 && n.State == runstate.NodePending {
+		if n.ParentsLeft == 0 && n.State == records.NodePending {
 			ready = append(ready, i)
 		}
 	}
@@ -84,7 +84,7 @@ func (r *Run) begin(now int64, eff *Effects) {
 }
 
 // setStatus changes the run status and records the change.
-func (r *Run) setStatus(s runstate.RunStatus, detail string, now int64, eff *Effects) {
+func (r *Run) setStatus(s records.RunStatus, detail string, now int64, eff *Effects) {
 	if r.Status == s {
 		return
 	}
@@ -101,14 +101,14 @@ func (r *Run) setStatus(s runstate.RunStatus, detail string, now int64, eff *Eff
 func (r *Run) touch(i int, eff *Effects) { eff.touch(i) }
 
 // transition moves node i to state s and records the change.
-func (r *Run) transition(i int, s runstate.NodeState, detail string, now int64, eff *Effects) {
+func (r *Run) transition(i int, s records.NodeState, detail string, now int64, eff *Effects) {
 	n := &r.Nodes[i]
 	wasTerminal := n.State.Terminal()
-	if n.State == runstate.NodeFailed {
+	if n.State == records.NodeFailed {
 		r.failed--
 	}
 	n.State = s
-	if s == runstate.NodeFailed {
+	if s == records.NodeFailed {
 		r.failed++
 	}
 	switch {
@@ -127,18 +127,18 @@ func (r *Run) maybeFinish(now int64, eff *Effects) {
 		return
 	}
 	switch {
-	case r.Status == runstate.RunCancelling:
-		r.setStatus(runstate.RunCancelled, "cancelled", now, eff)
+	case r.Status == records.RunCancelling:
+		r.setStatus(records.RunCancelled, "cancelled", now, eff)
 	case r.failed > 0:
-		r.setStatus(runstate.RunFailed, r.failureSummary(), now, eff)
+		r.setStatus(records.RunFailed, r.failureSummary(), now, eff)
 	default:
-		r.setStatus(runstate.RunSucceeded, "", now, eff)
+		r.setStatus(records.RunSucceeded, "", now, eff)
 	}
 }
 
 func (r *Run) failureSummary() string {
 	for i, n := range r.Nodes {
-		if n.State == runstate.NodeFailed {
+		if n.State == records.NodeFailed {
 			if r.failed == 1 {
 				return fmt.Sprintf("node %s failed: %s", r.NodeID(i), n.Error)
 			}
@@ -152,7 +152,7 @@ func (r *Run) failureSummary() string {
 // workflow's inputs): every node is cancelled and the run fails with msg.
 func (r *Run) Reject(msg string, now int64, eff *Effects) {
 	eff.Created = true
-	r.Status = runstate.RunRunning
-	r.stopAll(runstate.NodeCancelled, "run rejected", now, eff)
-	r.setStatus(runstate.RunFailed, msg, now, eff)
+	r.Status = records.RunRunning
+	r.stopAll(records.NodeCancelled, "run rejected", now, eff)
+	r.setStatus(records.RunFailed, msg, now, eff)
 }

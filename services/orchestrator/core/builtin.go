@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // Built-in node kinds run by the orchestrator itself: no worker sees them.
@@ -31,7 +31,7 @@ func (r *Run) builtin(i int) string {
 // resolved config. It reports false when the node failed instead.
 func (r *Run) startBuiltin(i int, cfg json.RawMessage, now int64, eff *Effects) bool {
 	if r.builtin(i) == HandlerApproval {
-		r.transition(i, runstate.NodeQueued, "awaiting approval", now, eff)
+		r.transition(i, records.NodeQueued, "awaiting approval", now, eff)
 		return true
 	}
 	wake, err := wakeTime(cfg, now)
@@ -41,7 +41,7 @@ func (r *Run) startBuiltin(i int, cfg json.RawMessage, now int64, eff *Effects) 
 	}
 	n := &r.Nodes[i]
 	n.StartedAt, n.WakeAt = now, wake
-	r.transition(i, runstate.NodeRunning, "waiting until "+time.UnixMilli(wake).UTC().Format(time.RFC3339Nano), now, eff)
+	r.transition(i, records.NodeRunning, "waiting until "+time.UnixMilli(wake).UTC().Format(time.RFC3339Nano), now, eff)
 	eff.Timers = append(eff.Timers, TimerArm{Kind: TimerWake, Node: r.NodeID(i), Attempt: n.Attempt, At: wake})
 	return true
 }
@@ -77,7 +77,7 @@ func wakeTime(cfg json.RawMessage, now int64) (int64, error) {
 // wake ends the sleep of wait node i if its attempt is still the one asleep.
 func (r *Run) wake(i int, attempt int, now int64, eff *Effects) {
 	n := &r.Nodes[i]
-	if r.builtin(i) != HandlerWait || n.Attempt != attempt || n.State != runstate.NodeRunning || now < n.WakeAt {
+	if r.builtin(i) != HandlerWait || n.Attempt != attempt || n.State != records.NodeRunning || now < n.WakeAt {
 		return
 	}
 	out, _ := json.Marshal(map[string]any{
@@ -96,7 +96,7 @@ func (r *Run) decideApproval(e Control, eff *Effects) {
 	case i < 0 || r.builtin(i) != HandlerApproval:
 		eff.History = append(eff.History, fmt.Sprintf("%s of %q ignored: not an approval node", verb, e.Node))
 		return
-	case r.Status.Terminal() || r.Nodes[i].State != runstate.NodeQueued:
+	case r.Status.Terminal() || r.Nodes[i].State != records.NodeQueued:
 		eff.History = append(eff.History, fmt.Sprintf("%s of node %s ignored: it is %s (run %s)", verb, e.Node, r.Nodes[i].State, r.Status))
 		return
 	}
@@ -126,7 +126,7 @@ func (r *Run) decideApproval(e Control, eff *Effects) {
 // so the claim-based repairs never apply to them.
 func (r *Run) repairBuiltin(i int, now int64, eff *Effects) {
 	n := &r.Nodes[i]
-	if r.builtin(i) == HandlerWait && n.State == runstate.NodeRunning && n.WakeAt > 0 && now >= n.WakeAt {
+	if r.builtin(i) == HandlerWait && n.State == records.NodeRunning && n.WakeAt > 0 && now >= n.WakeAt {
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: overdue wake of wait node %s", r.NodeID(i)))
 		r.wake(i, n.Attempt, now, eff)
 	}

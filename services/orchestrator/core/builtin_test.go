@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,20 +22,20 @@ func TestWaitSleepsOnADurableTimer(t *testing.T) {
 	t.Parallel()
 	r, eff := newTestRun(t, waitNode("nap", `{"duration":"1500ms"}`), node("after", "nap"))
 	require.Empty(t, eff.Dispatches, "a wait node never goes to a worker")
-	require.Equal(t, runstate.NodeRunning, state(r, "nap"))
+	require.Equal(t, records.NodeRunning, state(r, "nap"))
 	require.Equal(t, []TimerArm{{Kind: TimerWake, Node: "nap", Attempt: 1, At: 2500}}, eff.Timers)
 
 	early := &Effects{}
 	r.Apply(Timer{Now: 2000, Kind: TimerWake, Node: "nap", Attempt: 1}, early)
-	require.Equal(t, runstate.NodeRunning, state(r, "nap"), "a wake before its time is ignored")
+	require.Equal(t, records.NodeRunning, state(r, "nap"), "a wake before its time is ignored")
 
 	stale := &Effects{}
 	r.Apply(Timer{Now: 3000, Kind: TimerWake, Node: "nap", Attempt: 2}, stale)
-	require.Equal(t, runstate.NodeRunning, state(r, "nap"), "a wake for another attempt is ignored")
+	require.Equal(t, records.NodeRunning, state(r, "nap"), "a wake for another attempt is ignored")
 
 	woke := &Effects{}
 	r.Apply(Timer{Now: 2600, Kind: TimerWake, Node: "nap", Attempt: 1}, woke)
-	require.Equal(t, runstate.NodeSucceeded, state(r, "nap"))
+	require.Equal(t, records.NodeSucceeded, state(r, "nap"))
 	require.Equal(t, []string{"after"}, dispatched(r, woke))
 	require.JSONEq(t, `{"waited_ms":1600,"until":"1970-01-01T00:00:02.5Z"}`, string(r.Outputs[r.Index("nap")]))
 
@@ -57,9 +57,9 @@ func TestWaitUntilAndTemplatedDuration(t *testing.T) {
 
 	r, _ = newTestRun(t, node("cfg"), waitNode("nap", `{"duration":"<< cfg.d >>"}`, "cfg"))
 	complete(r, "cfg", `{"d":"not a duration"}`)
-	require.Equal(t, runstate.NodeFailed, state(r, "nap"))
+	require.Equal(t, records.NodeFailed, state(r, "nap"))
 	require.Contains(t, r.Nodes[1].Error, `wait duration "not a duration"`)
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 }
 
 func TestWaitSurvivesALostTimer(t *testing.T) {
@@ -67,11 +67,11 @@ func TestWaitSurvivesALostTimer(t *testing.T) {
 	r, _ := newTestRun(t, waitNode("nap", `{"duration":"1s"}`))
 	eff := &Effects{}
 	r.Apply(Reconcile{Now: 1500}, eff)
-	require.Equal(t, runstate.NodeRunning, state(r, "nap"), "no claim is expected of a wait node")
+	require.Equal(t, records.NodeRunning, state(r, "nap"), "no claim is expected of a wait node")
 	require.Empty(t, r.InFlight(), "built-in nodes have no worker claim to look up")
 	r.Apply(Reconcile{Now: 2100}, eff)
-	require.Equal(t, runstate.NodeSucceeded, state(r, "nap"), "the reconciler wakes an overdue wait")
-	require.Equal(t, runstate.RunSucceeded, r.Status)
+	require.Equal(t, records.NodeSucceeded, state(r, "nap"), "the reconciler wakes an overdue wait")
+	require.Equal(t, records.RunSucceeded, r.Status)
 }
 
 func TestApprovalWaitsForADecision(t *testing.T) {
@@ -79,23 +79,23 @@ func TestApprovalWaitsForADecision(t *testing.T) {
 	tests := []struct {
 		name   string
 		action ControlAction
-		node   runstate.NodeState
-		run    runstate.RunStatus
+		node   records.NodeState
+		run    records.RunStatus
 		next   []string
 	}{
-		{"approve", ControlApprove, runstate.NodeSucceeded, runstate.RunSucceeded, []string{"deploy"}},
-		{"reject", ControlReject, runstate.NodeFailed, runstate.RunFailed, nil},
+		{"approve", ControlApprove, records.NodeSucceeded, records.RunSucceeded, []string{"deploy"}},
+		{"reject", ControlReject, records.NodeFailed, records.RunFailed, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r, eff := newTestRun(t, approvalNode("gate"), node("deploy", "gate"))
 			require.Empty(t, eff.Dispatches)
-			require.Equal(t, runstate.NodeQueued, state(r, "gate"))
+			require.Equal(t, records.NodeQueued, state(r, "gate"))
 			eff = &Effects{}
 			r.Apply(Reconcile{Now: 1000 + RedispatchAfter.Milliseconds()}, eff)
 			require.Empty(t, eff.Dispatches, "the reconciler never dispatches an approval node")
-			require.Equal(t, runstate.NodeQueued, state(r, "gate"))
+			require.Equal(t, records.NodeQueued, state(r, "gate"))
 
 			eff = &Effects{}
 			r.Apply(Control{Now: 4000, Action: tt.action, Node: "gate", Reason: "looks fine", By: "alice"}, eff)
@@ -110,7 +110,7 @@ func TestApprovalWaitsForADecision(t *testing.T) {
 				require.Equal(t, "looks fine", out["comment"])
 			} else {
 				require.Equal(t, "rejected by alice: looks fine", r.Nodes[0].Error)
-				require.Equal(t, runstate.NodeSkipped, state(r, "deploy"))
+				require.Equal(t, records.NodeSkipped, state(r, "deploy"))
 			}
 			require.Equal(t, tt.run, r.Status)
 
@@ -132,12 +132,12 @@ func TestApprovalRejectsNonApprovalNodesAndTimesOut(t *testing.T) {
 
 	eff = &Effects{}
 	r.Apply(Control{Now: 1500, Action: ControlApprove, Node: "work"}, eff)
-	require.Equal(t, runstate.NodeQueued, state(r, "work"), "approving a worker node does nothing")
+	require.Equal(t, records.NodeQueued, state(r, "work"), "approving a worker node does nothing")
 	require.Contains(t, eff.History[0], "not an approval node")
 
 	eff = &Effects{}
 	r.Apply(Timer{Now: 3000, Kind: TimerDeadline, Node: "gate", Attempt: 1}, eff)
-	require.Equal(t, runstate.NodeFailed, state(r, "gate"))
+	require.Equal(t, records.NodeFailed, state(r, "gate"))
 	require.Equal(t, "approval timed out after 2s with no decision", r.Nodes[1].Error)
 }
 

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // control applies a user's request.
@@ -41,8 +41,8 @@ func (r *Run) cancel(e Control, eff *Effects) {
 	if e.Reason != "" {
 		reason = "cancelled: " + e.Reason
 	}
-	r.stopAll(runstate.NodeCancelled, reason, e.Now, eff)
-	r.setStatus(runstate.RunCancelled, reason, e.Now, eff)
+	r.stopAll(records.NodeCancelled, reason, e.Now, eff)
+	r.setStatus(records.RunCancelled, reason, e.Now, eff)
 }
 
 // pause stops or resumes new dispatches; running attempts finish either way.
@@ -58,13 +58,13 @@ func (r *Run) pause(paused bool, now int64, eff *Effects) {
 	var work []int
 	for i, n := range r.Nodes {
 		switch {
-		case n.State == runstate.NodePending:
+		case n.State == records.NodePending:
 			work = append(work, i)
-		case n.FanOut && n.State == runstate.NodeRunning:
+		case n.FanOut && n.State == records.NodeRunning:
 			if r.resumeFan(i, now, eff) {
 				work = r.finished(i, now, eff, work)
 			}
-		case n.State == runstate.NodeRetryWait && n.RetryAt <= now:
+		case n.State == records.NodeRetryWait && n.RetryAt <= now:
 			if !r.queue(i, now, eff) {
 				work = r.finished(i, now, eff, work)
 			}
@@ -88,7 +88,7 @@ func (r *Run) retryable() (out []int, own map[int]bool) {
 		for _, p := range g.Parents[i] {
 			inherited = inherited || mark[p]
 		}
-		if s == runstate.NodeFailed || s == runstate.NodeCancelled || s == runstate.NodeSkipped && !r.Nodes[i].WhenSkipped {
+		if s == records.NodeFailed || s == records.NodeCancelled || s == records.NodeSkipped && !r.Nodes[i].WhenSkipped {
 			mark[i] = true
 			own[i] = !inherited
 		}
@@ -116,11 +116,11 @@ func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, e Contr
 	for _, i := range nodes {
 		n := &r.Nodes[i]
 		fc := r.resetFan(i, keepInstances[i], now, eff)
-		if n.State != runstate.NodePending {
-			n.EndRun(runstate.OutcomeReset, n.Error, now)
+		if n.State != records.NodePending {
+			n.EndRun(records.OutcomeReset, n.Error, now)
 		}
-		*n = runstate.NodeRecord{State: n.State, Attempt: n.Attempt, Past: n.Past, FanOutCounts: fc}
-		r.transition(i, runstate.NodePending, why, now, eff)
+		*n = records.NodeRecord{State: n.State, Attempt: n.Attempt, Past: n.Past, FanOutCounts: fc}
+		r.transition(i, records.NodePending, why, now, eff)
 		if r.Outputs[i] != nil {
 			r.Outputs[i] = nil
 			eff.ClearedOutputs = append(eff.ClearedOutputs, i)
@@ -141,12 +141,12 @@ func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, e Contr
 	if e.NoSlot {
 		// Reopened, but its workflow's concurrency cap is reached: it waits
 		// like a new run, and Admit starts it (begin evaluates the reset nodes).
-		r.setStatus(runstate.RunPending, "", now, eff)
+		r.setStatus(records.RunPending, "", now, eff)
 		r.Held = true
 		eff.History = append(eff.History, why+": waiting for a workflow concurrency slot")
 		return
 	}
-	r.setStatus(runstate.RunRunning, "", now, eff)
+	r.setStatus(records.RunRunning, "", now, eff)
 	r.evaluate(append([]int(nil), nodes...), now, eff)
 	r.maybeFinish(now, eff)
 }

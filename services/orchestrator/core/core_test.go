@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/template"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +20,7 @@ func TestDiamondRunsToSuccess(t *testing.T) {
 	require.Empty(t, dispatched(r, complete(r, "B", `"b"`)))
 	require.Equal(t, []string{"D"}, dispatched(r, complete(r, "C", `"c"`)))
 	eff = complete(r, "D", `"d"`)
-	require.Equal(t, runstate.RunSucceeded, r.Status)
+	require.Equal(t, records.RunSucceeded, r.Status)
 	require.True(t, eff.RunStatusChanged())
 }
 
@@ -86,10 +86,10 @@ func TestMissingTemplateKeyFailsNode(t *testing.T) {
 	b := dag.Node{ID: "B", Handler: "noop", DependsOn: []string{"A"}, Config: json.RawMessage(`{"x":"<< A.nope >>"}`)}
 	r, _ := newTestRun(t, node("A"), b)
 	complete(r, "A", `{"v":1}`)
-	require.Equal(t, runstate.NodeFailed, state(r, "B"))
+	require.Equal(t, records.NodeFailed, state(r, "B"))
 	require.Contains(t, r.Nodes[1].Error, "node B")
 	require.Contains(t, r.Nodes[1].Error, "nope")
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 }
 
 func TestRetryWaitsOnDurableTimer(t *testing.T) {
@@ -98,7 +98,7 @@ func TestRetryWaitsOnDurableTimer(t *testing.T) {
 	a.Retry = &dag.RetryPolicy{MaxAttempts: 2, InitialInterval: dag.Duration(time.Second)}
 	r, _ := newTestRun(t, a)
 	eff := failNode(r, "A", false)
-	require.Equal(t, runstate.NodeRetryWait, state(r, "A"))
+	require.Equal(t, records.NodeRetryWait, state(r, "A"))
 	require.Len(t, eff.Timers, 1)
 	require.Equal(t, TimerRetry, eff.Timers[0].Kind)
 	require.Equal(t, int64(3000), eff.Timers[0].At)
@@ -111,8 +111,8 @@ func TestRetryWaitsOnDurableTimer(t *testing.T) {
 	require.Len(t, eff.Dispatches, 1)
 
 	failNode(r, "A", false)
-	require.Equal(t, runstate.NodeFailed, state(r, "A"))
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.NodeFailed, state(r, "A"))
+	require.Equal(t, records.RunFailed, r.Status)
 }
 
 func TestPermanentFailureSkipsRetries(t *testing.T) {
@@ -121,10 +121,10 @@ func TestPermanentFailureSkipsRetries(t *testing.T) {
 	a.Retry = &dag.RetryPolicy{MaxAttempts: 5}
 	r, _ := newTestRun(t, a, node("B", "A"))
 	failNode(r, "A", true)
-	require.Equal(t, runstate.NodeFailed, state(r, "A"))
-	require.Equal(t, runstate.NodeSkipped, state(r, "B"))
+	require.Equal(t, records.NodeFailed, state(r, "A"))
+	require.Equal(t, records.NodeSkipped, state(r, "B"))
 	require.True(t, r.Nodes[1].UpstreamFailed)
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 }
 
 func TestTriggerRules(t *testing.T) {
@@ -165,7 +165,7 @@ func TestTriggerRules(t *testing.T) {
 			}
 			require.Equal(t, tc.wantRuns, ran)
 			if !tc.wantRuns {
-				require.Equal(t, runstate.NodeSkipped, state(r, "C"))
+				require.Equal(t, records.NodeSkipped, state(r, "C"))
 			}
 		})
 	}
@@ -177,10 +177,10 @@ func TestWhenFalseSkipsAndRunSucceeds(t *testing.T) {
 	b.When = "A.n > 5"
 	r, _ := newTestRun(t, node("A"), b, node("C", "B"))
 	complete(r, "A", `{"n":3}`)
-	require.Equal(t, runstate.NodeSkipped, state(r, "B"))
+	require.Equal(t, records.NodeSkipped, state(r, "B"))
 	require.True(t, r.Nodes[1].WhenSkipped)
-	require.Equal(t, runstate.NodeSkipped, state(r, "C"))
-	require.Equal(t, runstate.RunSucceeded, r.Status)
+	require.Equal(t, records.NodeSkipped, state(r, "C"))
+	require.Equal(t, records.RunSucceeded, r.Status)
 }
 
 func TestDeadlineFailsSilentAttempt(t *testing.T) {
@@ -193,7 +193,7 @@ func TestDeadlineFailsSilentAttempt(t *testing.T) {
 	at := eff.Timers[0].At
 	eff = &Effects{}
 	r.Apply(Timer{Now: at, Kind: TimerDeadline, Node: "A", Attempt: 1}, eff)
-	require.Equal(t, runstate.NodeFailed, state(r, "A"))
+	require.Equal(t, records.NodeFailed, state(r, "A"))
 	require.Contains(t, r.Nodes[0].Error, "timed out")
 }
 
@@ -202,12 +202,12 @@ func TestCancelStopsEverything(t *testing.T) {
 	r, _ := newTestRun(t, node("A"), node("B", "A"))
 	eff := &Effects{}
 	r.Apply(Control{Now: 1500, Action: ControlCancel}, eff)
-	require.Equal(t, runstate.RunCancelled, r.Status)
-	require.Equal(t, runstate.NodeCancelled, state(r, "A"))
-	require.Equal(t, runstate.NodeCancelled, state(r, "B"))
+	require.Equal(t, records.RunCancelled, r.Status)
+	require.Equal(t, records.NodeCancelled, state(r, "A"))
+	require.Equal(t, records.NodeCancelled, state(r, "B"))
 	eff = complete(r, "A", `1`) // late result after cancel
 	require.Empty(t, eff.Dispatches)
-	require.Equal(t, runstate.NodeCancelled, state(r, "A"))
+	require.Equal(t, records.NodeCancelled, state(r, "A"))
 }
 
 func TestRetryControlRerunsOnlyFailedAndSkipped(t *testing.T) {
@@ -216,16 +216,16 @@ func TestRetryControlRerunsOnlyFailedAndSkipped(t *testing.T) {
 	complete(r, "A", `1`)
 	complete(r, "X", `1`)
 	failNode(r, "B", true)
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 	eff := &Effects{}
 	r.Apply(Control{Now: 5000, Action: ControlRetry}, eff)
 	require.Equal(t, []string{"B"}, dispatched(r, eff))
-	require.Equal(t, runstate.NodePending, state(r, "C"))
-	require.Equal(t, runstate.NodeSucceeded, state(r, "A"))
+	require.Equal(t, records.NodePending, state(r, "C"))
+	require.Equal(t, records.NodeSucceeded, state(r, "A"))
 	require.Equal(t, 2, r.Nodes[1].Attempt)
 	complete(r, "B", `2`)
 	complete(r, "C", `3`)
-	require.Equal(t, runstate.RunSucceeded, r.Status)
+	require.Equal(t, records.RunSucceeded, r.Status)
 }
 
 // TestRetryWithoutSlotWaitsForAdmit: a retry the shell found no workflow
@@ -237,24 +237,24 @@ func TestRetryWithoutSlotWaitsForAdmit(t *testing.T) {
 	r, _ := newTestRun(t, node("A"), node("B", "A"), node("C", "B"))
 	complete(r, "A", `1`)
 	failNode(r, "B", true)
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 	eff := &Effects{}
 	r.Apply(Control{Now: 5000, Action: ControlRetry, NoSlot: true}, eff)
 	require.Empty(t, eff.Dispatches)
-	require.Equal(t, runstate.RunPending, r.Status)
+	require.Equal(t, records.RunPending, r.Status)
 	require.True(t, r.Held)
 	require.True(t, eff.RunStatusChanged())
-	require.Equal(t, runstate.NodePending, state(r, "B"))
+	require.Equal(t, records.NodePending, state(r, "B"))
 	require.Contains(t, strings.Join(eff.History, "\n"), "retry: waiting for a workflow concurrency slot")
 
 	eff = &Effects{}
 	r.Apply(Admit{Now: 6000}, eff)
 	require.Equal(t, []string{"B"}, dispatched(r, eff))
-	require.Equal(t, runstate.RunRunning, r.Status)
+	require.Equal(t, records.RunRunning, r.Status)
 	require.False(t, r.Held)
 	complete(r, "B", `2`)
 	complete(r, "C", `3`)
-	require.Equal(t, runstate.RunSucceeded, r.Status)
+	require.Equal(t, records.RunSucceeded, r.Status)
 }
 
 func TestRerunFromResetsDownstream(t *testing.T) {
@@ -281,7 +281,7 @@ func TestRejectedInputFailsRun(t *testing.T) {
 	require.ErrorContains(t, err, `missing required input "x"`)
 	eff := &Effects{}
 	r.Reject(err.Error(), 1, eff)
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 	require.True(t, eff.Created)
 	require.Len(t, eff.Nodes, 1)
 }
@@ -298,10 +298,10 @@ func TestReconcileRepairs(t *testing.T) {
 	r.Apply(Reconcile{Now: late, Claimed: map[int]bool{}}, eff)
 	// A's attempt was lost, not failed: the same attempt is sent again and
 	// its loss is in the attempt's past.
-	require.Equal(t, runstate.NodeQueued, state(r, "A"))
+	require.Equal(t, records.NodeQueued, state(r, "A"))
 	require.Equal(t, 1, r.Nodes[0].Attempt)
 	require.Equal(t, 1, r.Nodes[0].Lost)
-	require.Equal(t, []runstate.PastAttempt{{Attempt: 1, Outcome: runstate.OutcomeLost, Worker: "w1", QueuedAt: 1000, EndedAt: late,
+	require.Equal(t, []records.PastAttempt{{Attempt: 1, Outcome: records.OutcomeLost, Worker: "w1", QueuedAt: 1000, EndedAt: late,
 		Error: "lost: worker w1 stopped responding"}}, r.Nodes[0].Past)
 	// B's dispatch was never claimed for longer than RedispatchAfter: sent again, same attempt.
 	require.Equal(t, []string{"A", "B"}, dispatched(r, eff))
@@ -309,7 +309,7 @@ func TestReconcileRepairs(t *testing.T) {
 	require.Equal(t, 1, eff.Dispatches[1].Attempt)
 	// A fails for real this time: the retry policy applies.
 	r.Apply(Result{Now: late + 10, Node: "A", Attempt: 1, Status: ResultFailed, Error: "boom", Worker: "w2"}, &Effects{})
-	require.Equal(t, runstate.NodeRetryWait, state(r, "A"))
+	require.Equal(t, records.NodeRetryWait, state(r, "A"))
 	// The retry timer was lost: the next pass fires the overdue retry.
 	eff = &Effects{}
 	r.Apply(Reconcile{Now: late + 60_000, Claimed: map[int]bool{1: true}}, eff)
@@ -317,7 +317,7 @@ func TestReconcileRepairs(t *testing.T) {
 	require.Equal(t, 2, r.Nodes[0].Attempt)
 	require.Zero(t, r.Nodes[0].Lost, "a new attempt starts with no losses")
 	require.Len(t, r.Nodes[0].Past, 2)
-	require.Equal(t, runstate.OutcomeFailed, r.Nodes[0].Past[1].Outcome)
+	require.Equal(t, records.OutcomeFailed, r.Nodes[0].Past[1].Outcome)
 	require.Equal(t, "boom", r.Nodes[0].Past[1].Error)
 	// A claimed attempt is left alone.
 	eff = &Effects{}
@@ -353,6 +353,6 @@ func TestOversizedConfigFailsNode(t *testing.T) {
 	require.NoError(t, err)
 	eff := complete(r, "A", string(big))
 	require.Empty(t, eff.Dispatches)
-	require.Equal(t, runstate.NodeFailed, state(r, "B"))
+	require.Equal(t, records.NodeFailed, state(r, "B"))
 	require.Contains(t, r.Nodes[1].Error, "dispatch limit")
 }

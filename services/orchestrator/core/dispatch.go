@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/template"
 	"github.com/expr-lang/expr"
 )
@@ -55,7 +55,7 @@ func (r *Run) queue(i int, now int64, eff *Effects) bool {
 	if builtin {
 		return r.startBuiltin(i, cfg.config, now, eff)
 	}
-	r.transition(i, runstate.NodeQueued, "", now, eff)
+	r.transition(i, records.NodeQueued, "", now, eff)
 	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))
 	return true
 }
@@ -76,7 +76,7 @@ func (r *Run) dispatchOf(i int, cfg resolved) Dispatch {
 func (r *Run) fail(i int, msg string, now int64, eff *Effects) {
 	n := &r.Nodes[i]
 	n.Error, n.FinishedAt = msg, now
-	r.transition(i, runstate.NodeFailed, msg, now, eff)
+	r.transition(i, records.NodeFailed, msg, now, eff)
 }
 
 // IdempotencyKey is stable per (run, node, instance, attempt).

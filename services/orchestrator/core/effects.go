@@ -3,7 +3,7 @@ package core
 import (
 	"encoding/json"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/template"
 )
 
@@ -93,7 +93,7 @@ type Change struct {
 	// FanOut marks the change of one fan-out instance (Instance is its index).
 	FanOut  bool
 	Attempt int
-	State   runstate.NodeState
+	State   records.NodeState
 	Detail  string
 	Worker  string
 	At      int64

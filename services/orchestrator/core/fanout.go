@@ -7,7 +7,7 @@ import (
 	"math"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/template"
 )
 
@@ -22,14 +22,14 @@ const DefaultFanOutConcurrency = dag.DefaultFanOutConcurrency
 const MaxInstances = dag.MaxFanOut
 
 // fan is the in-memory state of a launched fan-out node that has not
-// succeeded. The tallies live in the node record (runstate.FanOutCounts);
+// succeeded. The tallies live in the node record (records.FanOutCounts);
 // what is here lets a completion be handled in O(1) without reading Redis.
 type fan struct {
 	// items are the foreach elements by index (nil for parallel).
 	items []json.RawMessage
 	// insts holds the records of started instances that have not succeeded.
 	// Succeeded instances leave memory: their records are stored.
-	insts map[int]*runstate.NodeRecord
+	insts map[int]*records.NodeRecord
 	// outputs are the succeeded instances' outputs by index, kept until the
 	// node finishes and assembles its output array once.
 	outputs []json.RawMessage
@@ -54,7 +54,7 @@ func (r *Run) startFanOut(i int, now int64, eff *Effects) (terminal bool) {
 	n.Attempt++
 	n.QueuedAt, n.StartedAt, n.FinishedAt, n.Worker, n.Error = now, now, 0, "", ""
 	if f := r.fans[i]; f != nil && n.FanOut { // a retry resumes the failed instances
-		r.transition(i, runstate.NodeRunning, fmt.Sprintf("retrying %d instances", len(f.retry)), now, eff)
+		r.transition(i, records.NodeRunning, fmt.Sprintf("retrying %d instances", len(f.retry)), now, eff)
 		return r.fanAdvance(i, now, eff)
 	}
 	items, count, err := r.fanSize(i)
@@ -62,19 +62,19 @@ func (r *Run) startFanOut(i int, now int64, eff *Effects) (terminal bool) {
 		r.fail(i, err.Error(), now, eff)
 		return true
 	}
-	n.FanOutCounts = runstate.FanOutCounts{FanOut: true, Count: count}
+	n.FanOutCounts = records.FanOutCounts{FanOut: true, Count: count}
 	if count == 0 {
 		r.Outputs[i] = json.RawMessage("[]")
 		eff.setOutput(i)
 		n.FinishedAt = now
-		r.transition(i, runstate.NodeSucceeded, "fan-out over no instances", now, eff)
+		r.transition(i, records.NodeSucceeded, "fan-out over no instances", now, eff)
 		return true
 	}
-	r.setFan(i, &fan{items: items, insts: map[int]*runstate.NodeRecord{}, outputs: make([]json.RawMessage, count)})
+	r.setFan(i, &fan{items: items, insts: map[int]*records.NodeRecord{}, outputs: make([]json.RawMessage, count)})
 	if items != nil {
 		eff.FanOut.setItems(i, items)
 	}
-	r.transition(i, runstate.NodeRunning, fmt.Sprintf("fan-out of %d instances", count), now, eff)
+	r.transition(i, records.NodeRunning, fmt.Sprintf("fan-out of %d instances", count), now, eff)
 	return r.fanAdvance(i, now, eff)
 }
 

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // unfinishedInstances lists, sorted, the started instances of node i that
@@ -26,7 +26,7 @@ func (r *Run) unfinishedInstances(i int) []int {
 
 // stopFan moves every unfinished instance of node i to state s (cancelled):
 // workers holding them see it in their next heartbeat and stop.
-func (r *Run) stopFan(i int, s runstate.NodeState, reason string, now int64, eff *Effects) {
+func (r *Run) stopFan(i int, s records.NodeState, reason string, now int64, eff *Effects) {
 	for _, idx := range r.unfinishedInstances(i) {
 		rec := r.fans[i].insts[idx]
 		rec.Reason, rec.FinishedAt, rec.Deadline, rec.RetryAt = reason, now, 0, 0
@@ -41,20 +41,20 @@ func (r *Run) stopFan(i int, s runstate.NodeState, reason string, now int64, eff
 // the node's own failure) keeps succeeded instances and their outputs and
 // returns failed and cancelled ones to pending; otherwise every instance and
 // the stored items go. It returns the tallies the node record keeps.
-func (r *Run) resetFan(i int, keep bool, now int64, eff *Effects) runstate.FanOutCounts {
+func (r *Run) resetFan(i int, keep bool, now int64, eff *Effects) records.FanOutCounts {
 	f := r.fans[i]
 	if !keep || f == nil || !r.Nodes[i].FanOut {
 		delete(r.fans, i)
 		if r.Nodes[i].FanOut {
 			eff.FanOut.reset(i)
 		}
-		return runstate.FanOutCounts{}
+		return records.FanOutCounts{}
 	}
 	for _, idx := range slices.Sorted(maps.Keys(f.insts)) {
 		rec := f.insts[idx]
-		if rec.State == runstate.NodeFailed || rec.State == runstate.NodeCancelled {
+		if rec.State == records.NodeFailed || rec.State == records.NodeCancelled {
 			rec.Error, rec.Reason, rec.FinishedAt = "", "", 0
-			r.instTransition(i, idx, runstate.NodePending, "retry", now, eff)
+			r.instTransition(i, idx, records.NodePending, "retry", now, eff)
 			f.retry = append(f.retry, idx)
 		}
 	}
@@ -68,7 +68,7 @@ func (r *Run) resetFan(i int, keep bool, now int64, eff *Effects) runstate.FanOu
 func (r *Run) resumeFan(i int, now int64, eff *Effects) bool {
 	for _, idx := range r.unfinishedInstances(i) {
 		rec := r.fans[i].insts[idx]
-		if rec.State == runstate.NodeRetryWait && rec.RetryAt <= now {
+		if rec.State == records.NodeRetryWait && rec.RetryAt <= now {
 			r.startInstance(i, idx, now, eff)
 		}
 	}
@@ -90,12 +90,12 @@ func (r *Run) repairFan(i int, e Reconcile, eff *Effects) bool {
 		case rec.State.InFlight() && rec.Deadline > 0 && e.Now >= rec.Deadline:
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s instance %d attempt %d passed its deadline", id, idx, rec.Attempt))
 			r.instanceAttemptFailed(i, idx, fmt.Sprintf("timed out after %s (no result from the worker)", r.Plan.Graph.Def.Nodes[i].Timeout), false, e.Now, eff)
-		case rec.State == runstate.NodeRunning && !e.Instances[slot], rec.State == runstate.NodeQueued && e.instanceOrphaned(slot):
+		case rec.State == records.NodeRunning && !e.Instances[slot], rec.State == records.NodeQueued && e.instanceOrphaned(slot):
 			r.instanceLost(i, idx, e, eff)
-		case rec.State == runstate.NodeQueued && e.redispatchDue(rec.QueuedAt, e.Instances[slot]) && r.dispatching():
+		case rec.State == records.NodeQueued && e.redispatchDue(rec.QueuedAt, e.Instances[slot]) && r.dispatching():
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s instance %d attempt %d%s", id, idx, rec.Attempt, e.redispatchNote()))
 			r.redispatchInstance(i, idx, e.Now, eff)
-		case rec.State == runstate.NodeRetryWait && e.Now >= rec.RetryAt && r.dispatching():
+		case rec.State == records.NodeRetryWait && e.Now >= rec.RetryAt && r.dispatching():
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: overdue retry of node %s instance %d", id, idx))
 			r.startInstance(i, idx, e.Now, eff)
 		}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // Slot names one instance of a fan-out node: the node's position and the
@@ -21,7 +21,7 @@ type FanOutEffects struct {
 	// to the node's item list (nil slices for parallel nodes are not listed).
 	Items map[int][]json.RawMessage
 	// Instances holds the latest record of every instance that changed.
-	Instances map[Slot]runstate.NodeRecord
+	Instances map[Slot]records.NodeRecord
 	// Outputs holds the output of every instance that succeeded.
 	Outputs map[Slot]json.RawMessage
 }
@@ -53,9 +53,9 @@ func (f *FanOutEffects) Nodes() []int {
 	return out
 }
 
-func (f *FanOutEffects) setInstance(s Slot, rec runstate.NodeRecord) {
+func (f *FanOutEffects) setInstance(s Slot, rec records.NodeRecord) {
 	if f.Instances == nil {
-		f.Instances = map[Slot]runstate.NodeRecord{}
+		f.Instances = map[Slot]records.NodeRecord{}
 	}
 	f.Instances[s] = rec
 }

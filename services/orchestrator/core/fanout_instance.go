@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/template"
 )
 
@@ -42,7 +42,7 @@ func (r *Run) startInstance(i, idx int, now int64, eff *Effects) {
 	f := r.fans[i]
 	rec := f.insts[idx]
 	if rec == nil {
-		rec = &runstate.NodeRecord{State: runstate.NodePending}
+		rec = &records.NodeRecord{State: records.NodePending}
 		f.insts[idx] = rec
 	}
 	rec.Attempt++
@@ -57,7 +57,7 @@ func (r *Run) startInstance(i, idx int, now int64, eff *Effects) {
 		rec.Deadline = now + ms(node.Timeout) + DeadlineGrace.Milliseconds()
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Instance: idx, Attempt: rec.Attempt, At: rec.Deadline})
 	}
-	r.instTransition(i, idx, runstate.NodeQueued, "", now, eff)
+	r.instTransition(i, idx, records.NodeQueued, "", now, eff)
 	eff.Dispatches = append(eff.Dispatches, r.instanceDispatch(i, idx, cfg))
 }
 
@@ -96,7 +96,7 @@ func (r *Run) instanceConfig(i, idx int) (resolved, error) {
 
 // instTransition moves instance idx of node i to state s, keeping the node's
 // tallies and recording the change.
-func (r *Run) instTransition(i, idx int, s runstate.NodeState, detail string, now int64, eff *Effects) {
+func (r *Run) instTransition(i, idx int, s records.NodeState, detail string, now int64, eff *Effects) {
 	n, rec := &r.Nodes[i], r.fans[i].insts[idx]
 	tally(&n.FanOutCounts, rec.State, -1)
 	tally(&n.FanOutCounts, s, +1)
@@ -105,21 +105,21 @@ func (r *Run) instTransition(i, idx int, s runstate.NodeState, detail string, no
 	eff.FanOut.setInstance(slot, *rec)
 	r.touch(i, eff)
 	eff.Changes = append(eff.Changes, Change{Node: i, Instance: idx, FanOut: true, Attempt: rec.Attempt, State: s, Detail: detail, Worker: rec.Worker, At: now})
-	if s == runstate.NodeSucceeded {
+	if s == records.NodeSucceeded {
 		delete(r.fans[i].insts, idx)
 	}
 }
 
 // tally adds d to the counter that state s belongs to.
-func tally(c *runstate.FanOutCounts, s runstate.NodeState, d int) {
+func tally(c *records.FanOutCounts, s records.NodeState, d int) {
 	switch s {
-	case runstate.NodeQueued, runstate.NodeRunning, runstate.NodeRetryWait:
+	case records.NodeQueued, records.NodeRunning, records.NodeRetryWait:
 		c.Active += d
-	case runstate.NodeSucceeded:
+	case records.NodeSucceeded:
 		c.Succeeded += d
-	case runstate.NodeFailed:
+	case records.NodeFailed:
 		c.Failed += d
-	case runstate.NodeCancelled:
+	case records.NodeCancelled:
 		c.Cancelled += d
 	}
 }
@@ -127,8 +127,8 @@ func tally(c *runstate.FanOutCounts, s runstate.NodeState, d int) {
 // instanceResult applies a worker's report about one fan-out instance.
 func (r *Run) instanceResult(i int, e Result, eff *Effects) {
 	f := r.fans[i]
-	var rec *runstate.NodeRecord
-	if f != nil && r.Nodes[i].State == runstate.NodeRunning {
+	var rec *records.NodeRecord
+	if f != nil && r.Nodes[i].State == records.NodeRunning {
 		rec = f.insts[e.Instance]
 	}
 	if rec == nil || rec.Attempt != e.Attempt || !rec.State.InFlight() {
@@ -143,8 +143,8 @@ func (r *Run) instanceResult(i int, e Result, eff *Effects) {
 	}
 	switch e.Status {
 	case ResultRunning:
-		if rec.State == runstate.NodeQueued {
-			r.instTransition(i, e.Instance, runstate.NodeRunning, "", e.Now, eff)
+		if rec.State == records.NodeQueued {
+			r.instTransition(i, e.Instance, records.NodeRunning, "", e.Now, eff)
 		}
 		return
 	case ResultSucceeded:
@@ -155,7 +155,7 @@ func (r *Run) instanceResult(i int, e Result, eff *Effects) {
 		out := orNull(e.Output)
 		f.outputs[e.Instance] = out
 		eff.FanOut.setOutput(Slot{Node: i, Instance: e.Instance}, out)
-		r.instTransition(i, e.Instance, runstate.NodeSucceeded, "", e.Now, eff)
+		r.instTransition(i, e.Instance, records.NodeSucceeded, "", e.Now, eff)
 	case ResultFailed:
 		if e.HandedBack && r.dispatching() {
 			r.instanceHandBack(i, e.Instance, e, eff)
@@ -177,11 +177,11 @@ func (r *Run) instanceAttemptFailed(i, idx int, msg string, permanent bool, now 
 	node := r.Plan.Graph.Def.Nodes[i]
 	rec.Error, rec.Deadline = msg, 0
 	eff.History = append(eff.History, fmt.Sprintf("node %s instance %d attempt %d failed: %s", node.ID, idx, rec.Attempt, msg))
-	if !permanent && rec.Attempt < node.Retry.Attempts() && r.Status == runstate.RunRunning {
-		rec.EndRun(runstate.OutcomeFailed, msg, now)
+	if !permanent && rec.Attempt < node.Retry.Attempts() && r.Status == records.RunRunning {
+		rec.EndRun(records.OutcomeFailed, msg, now)
 		delay := node.Retry.Delay(rec.Attempt, jitter(r.ID, node.ID+"#"+strconv.Itoa(idx), rec.Attempt))
 		rec.RetryAt = now + delay.Milliseconds()
-		r.instTransition(i, idx, runstate.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", rec.Attempt, msg, rec.RetryAt), now, eff)
+		r.instTransition(i, idx, records.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", rec.Attempt, msg, rec.RetryAt), now, eff)
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerRetry, Node: node.ID, Instance: idx, Attempt: rec.Attempt, At: rec.RetryAt})
 		return false
 	}
@@ -196,7 +196,7 @@ func (r *Run) instanceFailed(i, idx int, msg string, now int64, eff *Effects) {
 	if n.Error == "" {
 		n.Error = fmt.Sprintf("instance %d: %s", idx, msg)
 	}
-	r.instTransition(i, idx, runstate.NodeFailed, msg, now, eff)
+	r.instTransition(i, idx, records.NodeFailed, msg, now, eff)
 }
 
 // fanFinish ends fan-out node i, every instance being terminal: succeeded
@@ -206,14 +206,14 @@ func (r *Run) fanFinish(i int, now int64, eff *Effects) {
 	n.FinishedAt = now
 	if n.Failed+n.Cancelled > 0 {
 		n.Error = fmt.Sprintf("%d of %d instances failed (%d cancelled); first: %s", n.Failed+n.Cancelled, n.Count, n.Cancelled, n.Error)
-		r.transition(i, runstate.NodeFailed, n.Error, now, eff)
+		r.transition(i, records.NodeFailed, n.Error, now, eff)
 		return
 	}
 	n.Error = ""
 	r.Outputs[i] = assemble(f.outputs)
 	eff.setOutput(i)
 	delete(r.fans, i)
-	r.transition(i, runstate.NodeSucceeded, "", now, eff)
+	r.transition(i, records.NodeSucceeded, "", now, eff)
 }
 
 // assemble joins instance outputs into one JSON array, once per node.
@@ -242,7 +242,7 @@ func (r *Run) nodeDone(i int, now int64, eff *Effects) {
 // instanceTimer handles a due retry or deadline timer of one instance.
 func (r *Run) instanceTimer(i int, e Timer, eff *Effects) {
 	f := r.fans[i]
-	if f == nil || r.Nodes[i].State != runstate.NodeRunning {
+	if f == nil || r.Nodes[i].State != records.NodeRunning {
 		return
 	}
 	rec := f.insts[e.Instance]
@@ -250,7 +250,7 @@ func (r *Run) instanceTimer(i int, e Timer, eff *Effects) {
 		return
 	}
 	switch {
-	case e.Kind == TimerRetry && rec.State == runstate.NodeRetryWait:
+	case e.Kind == TimerRetry && rec.State == records.NodeRetryWait:
 		if !r.dispatching() {
 			return // a paused run re-queues on resume
 		}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // FanOutState is the stored per-instance state of one fan-out node, as the
@@ -13,7 +13,7 @@ type FanOutState struct {
 	// Items are the foreach elements by index (nil for parallel).
 	Items []json.RawMessage
 	// Instances are the stored instance records by index.
-	Instances map[int]runstate.NodeRecord
+	Instances map[int]records.NodeRecord
 	// Outputs are the stored outputs of succeeded instances by index.
 	Outputs map[int]json.RawMessage
 }
@@ -24,7 +24,7 @@ type FanOutState struct {
 func (r *Run) FanOutsToLoad() []int {
 	var out []int
 	for i, n := range r.Nodes {
-		if n.FanOut && n.State != runstate.NodeSucceeded && n.State != runstate.NodeSkipped {
+		if n.FanOut && n.State != records.NodeSucceeded && n.State != records.NodeSkipped {
 			out = append(out, i)
 		}
 	}
@@ -34,15 +34,15 @@ func (r *Run) FanOutsToLoad() []int {
 // RestoreFanOut installs the loaded state of fan-out node i.
 func (r *Run) RestoreFanOut(i int, st FanOutState) {
 	n := r.Nodes[i]
-	f := &fan{items: st.Items, insts: map[int]*runstate.NodeRecord{}, outputs: make([]json.RawMessage, n.Count)}
+	f := &fan{items: st.Items, insts: map[int]*records.NodeRecord{}, outputs: make([]json.RawMessage, n.Count)}
 	for idx, rec := range st.Instances {
 		if idx < 0 || idx >= n.Count {
 			continue
 		}
-		if rec.State == runstate.NodePending {
+		if rec.State == records.NodePending {
 			f.retry = append(f.retry, idx)
 		}
-		if rec.State != runstate.NodeSucceeded {
+		if rec.State != records.NodeSucceeded {
 			rec := rec
 			f.insts[idx] = &rec
 		}

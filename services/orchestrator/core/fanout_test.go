@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -93,15 +93,15 @@ func TestFanOutSizes(t *testing.T) {
 			f := r.Nodes[r.Index("f")]
 			switch {
 			case tt.wantErr != "":
-				require.Equal(t, runstate.NodeFailed, f.State)
+				require.Equal(t, records.NodeFailed, f.State)
 				require.Contains(t, f.Error, tt.wantErr)
-				require.Equal(t, runstate.NodeSkipped, state(r, "down"))
+				require.Equal(t, records.NodeSkipped, state(r, "down"))
 			case tt.wantOut != "":
-				require.Equal(t, runstate.NodeSucceeded, f.State)
+				require.Equal(t, records.NodeSucceeded, f.State)
 				require.JSONEq(t, tt.wantOut, string(r.Outputs[r.Index("f")]))
 				require.Equal(t, []string{"down"}, dispatched(r, eff))
 			default:
-				require.Equal(t, runstate.NodeRunning, f.State)
+				require.Equal(t, records.NodeRunning, f.State)
 				require.Equal(t, tt.want, instances(eff))
 				require.Equal(t, len(tt.want), f.Active)
 			}
@@ -131,12 +131,12 @@ func TestFanOutOutputInIndexOrder(t *testing.T) {
 	require.Empty(t, dup.Dispatches)
 	require.NotEmpty(t, dup.History)
 	eff = instResult(r, "f", 0, ResultSucceeded, `{"item":"p"}`)
-	require.Equal(t, runstate.NodeSucceeded, state(r, "f"))
+	require.Equal(t, records.NodeSucceeded, state(r, "f"))
 	require.JSONEq(t, `[{"item":"p"},{"item":"q"},{"item":"r"},{"item":"s"}]`, string(r.Outputs[r.Index("f")]))
 	require.Equal(t, []string{"down"}, dispatched(r, eff))
 	require.JSONEq(t, `{"all":[{"item":"p"},{"item":"q"},{"item":"r"},{"item":"s"}],"third":"r"}`, string(eff.Dispatches[0].Config))
 	c := r.Nodes[r.Index("f")].FanOutCounts
-	require.Equal(t, runstate.FanOutCounts{FanOut: true, Count: 4, Next: 4, Succeeded: 4}, c)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 4, Next: 4, Succeeded: 4}, c)
 }
 
 func TestFanOutInstanceFailure(t *testing.T) {
@@ -158,30 +158,30 @@ func TestFanOutInstanceFailure(t *testing.T) {
 	require.Equal(t, []int{1}, instances(eff))
 	require.Equal(t, 2, eff.Dispatches[0].Attempt)
 	instResult(r, "f", 1, ResultFailed, ``) // retries exhausted
-	require.Equal(t, runstate.NodeRunning, state(r, "f"), "the node waits for every instance")
+	require.Equal(t, records.NodeRunning, state(r, "f"), "the node waits for every instance")
 	eff = instResult(r, "f", 2, ResultSucceeded, `2`)
 	f := r.Nodes[r.Index("f")]
-	require.Equal(t, runstate.NodeFailed, f.State)
+	require.Equal(t, records.NodeFailed, f.State)
 	require.Equal(t, "1 of 3 instances failed (0 cancelled); first: instance 1: boom", f.Error)
-	require.Equal(t, runstate.NodeSkipped, state(r, "down"))
+	require.Equal(t, records.NodeSkipped, state(r, "down"))
 	require.Equal(t, []string{"cleanup"}, dispatched(r, eff))
 
 	// Retry re-runs the failed instance only, and the node's downstream.
 	complete(r, "cleanup", `{}`)
-	require.Equal(t, runstate.RunFailed, r.Status)
+	require.Equal(t, records.RunFailed, r.Status)
 	eff = &Effects{}
 	r.Apply(Control{Now: 5000, Action: ControlRetry}, eff)
 	require.Equal(t, []int{1}, instances(eff))
 	require.Equal(t, 3, eff.Dispatches[0].Attempt)
 	eff = instResult(r, "f", 1, ResultSucceeded, `1`)
-	require.Equal(t, runstate.NodeSucceeded, state(r, "f"))
+	require.Equal(t, records.NodeSucceeded, state(r, "f"))
 	require.JSONEq(t, `[0,1,2]`, string(r.Outputs[r.Index("f")]))
 	require.ElementsMatch(t, []string{"down", "cleanup"}, dispatched(r, eff))
 
 	// Rerun from the node resets every instance.
 	complete(r, "down", `{}`)
 	complete(r, "cleanup", `{}`)
-	require.Equal(t, runstate.RunSucceeded, r.Status)
+	require.Equal(t, records.RunSucceeded, r.Status)
 	eff = &Effects{}
 	r.Apply(Control{Now: 6000, Action: ControlRerunFrom, Node: "f"}, eff)
 	require.Equal(t, []int{r.Index("f")}, eff.FanOut.Resets)
@@ -206,7 +206,7 @@ func TestFanOutCancelAndReconcile(t *testing.T) {
 	eff := &Effects{}
 	now := int64(3000) + RedispatchAfter.Milliseconds()
 	r.Apply(Reconcile{Now: now, Instances: map[Slot]bool{{i, 1}: true}}, eff)
-	require.Equal(t, runstate.NodeQueued, r.fans[i].insts[0].State, "lost, not failed: the same attempt again")
+	require.Equal(t, records.NodeQueued, r.fans[i].insts[0].State, "lost, not failed: the same attempt again")
 	require.Equal(t, 1, r.fans[i].insts[0].Lost)
 	require.Equal(t, []int{0, 2}, instances(eff), "instance 0 re-sent after its loss, instance 2 because it was never claimed")
 	require.Equal(t, 1, eff.Dispatches[0].Attempt)
@@ -214,13 +214,13 @@ func TestFanOutCancelAndReconcile(t *testing.T) {
 
 	eff = &Effects{}
 	r.Apply(Control{Now: now + 1, Action: ControlCancel}, eff)
-	require.Equal(t, runstate.RunCancelled, r.Status)
+	require.Equal(t, records.RunCancelled, r.Status)
 	f := r.Nodes[i]
-	require.Equal(t, runstate.NodeCancelled, f.State)
-	require.Equal(t, runstate.FanOutCounts{FanOut: true, Count: 5, Next: 3, Cancelled: 3}, f.FanOutCounts)
+	require.Equal(t, records.NodeCancelled, f.State)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 5, Next: 3, Cancelled: 3}, f.FanOutCounts)
 	require.Len(t, eff.FanOut.Instances, 3)
 	for s, rec := range eff.FanOut.Instances {
-		require.Equal(t, runstate.NodeCancelled, rec.State, "instance %d", s.Instance)
+		require.Equal(t, records.NodeCancelled, rec.State, "instance %d", s.Instance)
 	}
 	require.Empty(t, eff.Dispatches)
 }

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // handBack dispatches node i's current attempt again, unchanged (same
@@ -15,7 +15,7 @@ func (r *Run) handBack(i int, e Result, eff *Effects) {
 	n := &r.Nodes[i]
 	eff.History = append(eff.History, fmt.Sprintf("node %s attempt %d handed back by worker %s (shutting down); dispatched again",
 		r.NodeID(i), n.Attempt, e.Worker))
-	n.EndRun(runstate.OutcomeHandedBack, "handed back by worker "+e.Worker+" (shutting down)", e.Now)
+	n.EndRun(records.OutcomeHandedBack, "handed back by worker "+e.Worker+" (shutting down)", e.Now)
 	r.redo(i, "handed back by worker "+e.Worker, e.Now, eff)
 	if !n.State.InFlight() {
 		r.evaluate(r.finished(i, e.Now, eff, nil), e.Now, eff)
@@ -40,7 +40,7 @@ func (r *Run) redo(i int, detail string, now int64, eff *Effects) {
 		n.Deadline = now + ms(node.Timeout) + DeadlineGrace.Milliseconds()
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Attempt: n.Attempt, At: n.Deadline})
 	}
-	r.transition(i, runstate.NodeQueued, detail, now, eff)
+	r.transition(i, records.NodeQueued, detail, now, eff)
 	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))
 }
 
@@ -49,7 +49,7 @@ func (r *Run) instanceHandBack(i, idx int, e Result, eff *Effects) {
 	rec := r.fans[i].insts[idx]
 	eff.History = append(eff.History, fmt.Sprintf("node %s instance %d attempt %d handed back by worker %s (shutting down); dispatched again",
 		r.NodeID(i), idx, rec.Attempt, e.Worker))
-	rec.EndRun(runstate.OutcomeHandedBack, "handed back by worker "+e.Worker+" (shutting down)", e.Now)
+	rec.EndRun(records.OutcomeHandedBack, "handed back by worker "+e.Worker+" (shutting down)", e.Now)
 	r.instanceRedo(i, idx, "handed back by worker "+e.Worker, e.Now, eff)
 	if rec.State.Terminal() && r.fanAdvance(i, e.Now, eff) {
 		r.nodeDone(i, e.Now, eff)
@@ -71,6 +71,6 @@ func (r *Run) instanceRedo(i, idx int, detail string, now int64, eff *Effects) {
 		rec.Deadline = now + ms(node.Timeout) + DeadlineGrace.Milliseconds()
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerDeadline, Node: node.ID, Instance: idx, Attempt: rec.Attempt, At: rec.Deadline})
 	}
-	r.instTransition(i, idx, runstate.NodeQueued, detail, now, eff)
+	r.instTransition(i, idx, records.NodeQueued, detail, now, eff)
 	eff.Dispatches = append(eff.Dispatches, r.instanceDispatch(i, idx, cfg))
 }

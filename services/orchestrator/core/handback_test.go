@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +22,7 @@ func TestHandedBackAttemptIsDispatchedAgain(t *testing.T) {
 	eff = &Effects{}
 	r.Apply(Result{Now: 3000, Node: "A", Attempt: 1, Status: ResultFailed, HandedBack: true, Worker: "w1",
 		Error: "worker w1 shutting down"}, eff)
-	require.Equal(t, runstate.NodeQueued, state(r, "A"))
+	require.Equal(t, records.NodeQueued, state(r, "A"))
 	require.Equal(t, 1, r.Nodes[0].Attempt, "a hand-back costs no attempt")
 	require.Equal(t, []string{"A"}, dispatched(r, eff))
 	require.Equal(t, 1, eff.Dispatches[0].Attempt)
@@ -33,10 +33,10 @@ func TestHandedBackAttemptIsDispatchedAgain(t *testing.T) {
 
 	eff = &Effects{}
 	r.Apply(Timer{Now: oldDeadline, Kind: TimerDeadline, Node: "A", Attempt: 1}, eff)
-	require.Equal(t, runstate.NodeQueued, state(r, "A"), "the first deadline no longer applies")
+	require.Equal(t, records.NodeQueued, state(r, "A"), "the first deadline no longer applies")
 
 	complete(r, "A", `{}`)
-	require.Equal(t, runstate.NodeSucceeded, state(r, "A"))
+	require.Equal(t, records.NodeSucceeded, state(r, "A"))
 }
 
 // TestHandBackInPausedRunCountsAsFailure: a paused run sends nothing, so
@@ -49,7 +49,7 @@ func TestHandBackInPausedRunCountsAsFailure(t *testing.T) {
 	eff := &Effects{}
 	r.Apply(Result{Now: 3000, Node: "A", Attempt: 1, Status: ResultFailed, HandedBack: true, Worker: "w1", Error: "shutting down"}, eff)
 	require.Empty(t, eff.Dispatches)
-	require.Equal(t, runstate.NodeFailed, state(r, "A"))
+	require.Equal(t, records.NodeFailed, state(r, "A"))
 }
 
 // TestHandedBackInstanceIsDispatchedAgain is the same for a fan-out instance.
@@ -65,9 +65,9 @@ func TestHandedBackInstanceIsDispatchedAgain(t *testing.T) {
 	require.Len(t, eff.Dispatches, 1)
 	require.Equal(t, 1, eff.Dispatches[0].Instance)
 	require.Equal(t, 1, eff.Dispatches[0].Attempt)
-	require.Equal(t, runstate.NodeQueued, r.fans[1].insts[1].State)
+	require.Equal(t, records.NodeQueued, r.fans[1].insts[1].State)
 	for idx := range 2 {
 		r.Apply(Result{Now: 4000, Node: "B", Instance: idx, Attempt: 1, Status: ResultSucceeded, Output: []byte(`1`)}, &Effects{})
 	}
-	require.Equal(t, runstate.NodeSucceeded, state(r, "B"))
+	require.Equal(t, records.NodeSucceeded, state(r, "B"))
 }

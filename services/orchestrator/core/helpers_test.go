@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,4 +51,4 @@ func failNode(r *Run, id string, permanent bool) *Effects {
 	return eff
 }
 
-func state(r *Run, id string) runstate.NodeState { return r.Nodes[r.Index(id)].State }
+func state(r *Run, id string) records.NodeState { return r.Nodes[r.Index(id)].State }

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // DefaultMaxLost is how many times one attempt may be lost with its worker
@@ -32,7 +32,7 @@ func (e Reconcile) instanceOrphaned(s Slot) bool {
 // claim h holds: two reconciles of one run in one batch (a takeover's and
 // a RECONCILE control) read the same claim before the first one's write
 // deletes it, and the second must not count the same loss again.
-func (eff *Effects) orphanSeen(node, inst, attempt int, h runstate.Holder) bool {
+func (eff *Effects) orphanSeen(node, inst, attempt int, h records.Holder) bool {
 	for _, o := range eff.Orphans {
 		if o.Node == node && o.Instance == inst && o.Attempt == attempt && o.Holder == h.String() {
 			return true
@@ -43,7 +43,7 @@ func (eff *Effects) orphanSeen(node, inst, attempt int, h runstate.Holder) bool 
 
 // lostWorker names the worker an attempt was lost with: the orphaned
 // claim's holder, else the worker that reported it running.
-func lostWorker(h runstate.Holder, orphaned bool, recorded string) string {
+func lostWorker(h records.Holder, orphaned bool, recorded string) string {
 	switch {
 	case orphaned && h.Worker != "":
 		return h.Worker
@@ -84,7 +84,7 @@ func (r *Run) lost(i int, e Reconcile, eff *Effects) {
 		return
 	}
 	msg := lostMessage(worker)
-	n.EndRun(runstate.OutcomeLost, msg, e.Now)
+	n.EndRun(records.OutcomeLost, msg, e.Now)
 	eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s attempt %d %s (loss %d of %d); dispatched again",
 		id, n.Attempt, msg, n.Lost, e.maxLost()))
 	// Sent again even in a paused run: the attempt had started before.
@@ -116,7 +116,7 @@ func (r *Run) instanceLost(i, idx int, e Reconcile, eff *Effects) {
 		return // repairFan advances the node
 	}
 	msg := lostMessage(worker)
-	rec.EndRun(runstate.OutcomeLost, msg, e.Now)
+	rec.EndRun(records.OutcomeLost, msg, e.Now)
 	eff.History = append(eff.History, fmt.Sprintf("reconciler: node %s instance %d attempt %d %s (loss %d of %d); dispatched again",
 		id, idx, rec.Attempt, msg, rec.Lost, e.maxLost()))
 	r.instanceRedo(i, idx, msg, e.Now, eff)

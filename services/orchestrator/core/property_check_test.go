@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // step applies ev, mirrors the effects into the simulated store and world,
@@ -32,7 +32,7 @@ func (s *sim) step(ev Event) error {
 	}
 	s.timers = append(s.timers, eff.Timers...)
 	for _, c := range eff.Changes {
-		if c.State == runstate.NodePending { // reset by a retry or rerun: it may end once more
+		if c.State == records.NodePending { // reset by a retry or rerun: it may end once more
 			if c.FanOut {
 				slot := Slot{Node: c.Node, Instance: c.Instance}
 				delete(s.instTerm, slot)
@@ -82,13 +82,13 @@ func (s *sim) checkDispatch(d Dispatch) error {
 		if n.State.Terminal() {
 			done++
 		}
-		if n.State == runstate.NodeSucceeded {
+		if n.State == records.NodeSucceeded {
 			succ++
 		}
 		// A cancelled parent counts as a failed one, as Airflow's
 		// upstream_failed does: one_failed fires on it, none_failed and
 		// all_success do not.
-		if n.State == runstate.NodeFailed || n.State == runstate.NodeCancelled || n.State == runstate.NodeSkipped && n.UpstreamFailed {
+		if n.State == records.NodeFailed || n.State == records.NodeCancelled || n.State == records.NodeSkipped && n.UpstreamFailed {
 			failed++
 		}
 	}
@@ -126,7 +126,7 @@ func (s *sim) checkState() error {
 		if n.Lost >= DefaultMaxLost {
 			return fmt.Errorf("node %s attempt %d lost %d times and still goes on (limit %d)", s.r.NodeID(i), n.Attempt, n.Lost, DefaultMaxLost)
 		}
-		if n.State == runstate.NodeSucceeded && s.r.Outputs[i] == nil {
+		if n.State == records.NodeSucceeded && s.r.Outputs[i] == nil {
 			return fmt.Errorf("node %s succeeded without output", s.r.NodeID(i))
 		}
 		if err := s.checkFan(i); err != nil {
@@ -146,7 +146,7 @@ func (s *sim) checkFinal(stats *fanStats) error {
 		if !n.State.Terminal() {
 			return fmt.Errorf("run %s but node %s is %s", s.r.Status, s.r.NodeID(i), n.State)
 		}
-		if n.State == runstate.NodeFailed {
+		if n.State == records.NodeFailed {
 			failed++
 			// A crash is the system's fault: a node fails from a loss only
 			// once one attempt was lost DefaultMaxLost times.
@@ -157,19 +157,19 @@ func (s *sim) checkFinal(stats *fanStats) error {
 		if n.FanOut {
 			stats.instances += n.Done()
 			switch {
-			case n.State == runstate.NodeSucceeded && n.Count == 0:
+			case n.State == records.NodeSucceeded && n.Count == 0:
 				stats.empty++
-			case n.State == runstate.NodeSucceeded:
+			case n.State == records.NodeSucceeded:
 				stats.succeeded++
-			case n.State == runstate.NodeFailed:
+			case n.State == records.NodeFailed:
 				stats.failed++
 			}
 		}
 	}
-	if s.r.Status == runstate.RunCancelled {
+	if s.r.Status == records.RunCancelled {
 		return nil // cancelled whatever had failed before
 	}
-	if (failed > 0) != (s.r.Status == runstate.RunFailed) {
+	if (failed > 0) != (s.r.Status == records.RunFailed) {
 		return fmt.Errorf("run %s with %d failed nodes", s.r.Status, failed)
 	}
 	return nil

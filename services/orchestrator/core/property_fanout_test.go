@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // mirrorFanOut applies fan-out effects to the simulated store, as the
@@ -41,7 +41,7 @@ func (s *sim) checkFan(i int) error {
 	if !n.FanOut {
 		return nil
 	}
-	var c runstate.FanOutCounts
+	var c records.FanOutCounts
 	started := 0
 	for slot, rec := range s.instances {
 		if slot.Node != i {
@@ -62,10 +62,10 @@ func (s *sim) checkFan(i int) error {
 	if limit := s.r.fanCap(i); n.Active > limit {
 		return fmt.Errorf("node %s has %d active instances over its cap %d", id, n.Active, limit)
 	}
-	if n.State.Terminal() && n.State != runstate.NodeCancelled && n.Done() != n.Count {
+	if n.State.Terminal() && n.State != records.NodeCancelled && n.Done() != n.Count {
 		return fmt.Errorf("node %s is %s with %d of %d instances done", id, n.State, n.Done(), n.Count)
 	}
-	if n.State != runstate.NodeSucceeded {
+	if n.State != records.NodeSucceeded {
 		return nil
 	}
 	var outs []json.RawMessage

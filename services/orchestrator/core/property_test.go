@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // TestPropertyRandomDAGs drives random DAGs (up to 200 nodes) through random
@@ -121,11 +121,11 @@ type sim struct {
 	inflight  []Dispatch
 	results   []Result // every result sent, for duplicates
 	timers    []TimerArm
-	persisted []runstate.NodeRecord
+	persisted []records.NodeRecord
 	outputs   []json.RawMessage
 	terminal  []int // terminal transitions per node
 	// fan-out storage, as the shell would hold it in Redis
-	instances map[Slot]runstate.NodeRecord
+	instances map[Slot]records.NodeRecord
 	instOuts  map[Slot]json.RawMessage
 	items     map[int][]json.RawMessage
 	instTerm  map[Slot]int // terminal transitions per instance
@@ -156,8 +156,8 @@ func runProperty(seed uint64, stats *fanStats) error {
 		return err
 	}
 	n := len(g.Def.Nodes)
-	s := &sim{rng: rng, r: r, persisted: make([]runstate.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n),
-		instances: map[Slot]runstate.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{},
+	s := &sim{rng: rng, r: r, persisted: make([]records.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n),
+		instances: map[Slot]records.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{},
 		orphans: map[Slot]int{}, attemptBase: make([]int, n), instBase: map[Slot]int{}}
 	if err := s.step(Start{Now: 0}); err != nil {
 		return err
@@ -243,7 +243,7 @@ func (s *sim) nextEvent() Event {
 // twice per run): the failed, cancelled and skipped nodes and what follows
 // them run again.
 func (s *sim) retryEnd() bool {
-	if s.r.Status == runstate.RunSucceeded || s.retries >= 2 || s.rng.IntN(2) == 0 {
+	if s.r.Status == records.RunSucceeded || s.retries >= 2 || s.rng.IntN(2) == 0 {
 		return false
 	}
 	s.retries++
@@ -270,9 +270,9 @@ func (s *sim) reconcileEvent() Event {
 		}
 	}
 	ev := Reconcile{Now: s.now, Claimed: claimed, Instances: insts,
-		Orphaned: map[int]runstate.Holder{}, OrphanedInstances: map[Slot]runstate.Holder{}}
+		Orphaned: map[int]records.Holder{}, OrphanedInstances: map[Slot]records.Holder{}}
 	for slot, attempt := range s.orphans {
-		dead := runstate.Holder{Incarnation: "gone", Worker: "w"}
+		dead := records.Holder{Incarnation: "gone", Worker: "w"}
 		switch {
 		case s.r.Nodes[slot.Node].FanOut && current[slot] == attempt && !insts[slot]:
 			ev.OrphanedInstances[slot] = dead
@@ -287,13 +287,13 @@ func (s *sim) reconcileEvent() Event {
 // crash reloads the run from what was persisted, as a new owner would.
 func (s *sim) crash() {
 	old := s.r
-	nodes := append([]runstate.NodeRecord(nil), s.persisted...)
+	nodes := append([]records.NodeRecord(nil), s.persisted...)
 	outs := append([]json.RawMessage(nil), s.outputs...)
 	r := Restore(old.ID, old.Version, old.Plan, nodes, outs)
 	r.Status, r.Input, r.CreatedAt, r.StartedAt, r.Seq = old.Status, old.Input, old.CreatedAt, old.StartedAt, old.Seq
 	r.FinishedAt, r.Error, r.Paused = old.FinishedAt, old.Error, old.Paused
 	for _, i := range r.FanOutsToLoad() {
-		st := FanOutState{Items: s.items[i], Instances: map[int]runstate.NodeRecord{}, Outputs: map[int]json.RawMessage{}}
+		st := FanOutState{Items: s.items[i], Instances: map[int]records.NodeRecord{}, Outputs: map[int]json.RawMessage{}}
 		for slot, rec := range s.instances {
 			if slot.Node == i {
 				st.Instances[slot.Instance] = rec

@@ -2,7 +2,7 @@ package core
 
 import (
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // verdict is what a trigger rule says about a pending node.
@@ -29,14 +29,14 @@ func (r *Run) countParents() {
 	}
 }
 
-func (c *parentCounts) add(p runstate.NodeRecord) {
+func (c *parentCounts) add(p records.NodeRecord) {
 	switch {
-	case p.State == runstate.NodeSucceeded:
+	case p.State == records.NodeSucceeded:
 		c.succeeded++
-	case p.State == runstate.NodeFailed, p.State == runstate.NodeCancelled,
-		p.State == runstate.NodeSkipped && p.UpstreamFailed:
+	case p.State == records.NodeFailed, p.State == records.NodeCancelled,
+		p.State == records.NodeSkipped && p.UpstreamFailed:
 		c.failed++
-	case p.State == runstate.NodeSkipped:
+	case p.State == records.NodeSkipped:
 		c.skipped++
 	}
 }
@@ -96,7 +96,7 @@ func (r *Run) evaluate(work []int, now int64, eff *Effects) {
 	for len(work) > 0 {
 		i := work[len(work)-1]
 		work = work[:len(work)-1]
-		if r.Nodes[i].State != runstate.NodePending || !r.dispatching() {
+		if r.Nodes[i].State != records.NodePending || !r.dispatching() {
 			continue
 		}
 		v, uf := r.decide(i)
@@ -113,13 +113,13 @@ func (r *Run) evaluate(work []int, now int64, eff *Effects) {
 }
 
 // dispatching reports whether new work may start.
-func (r *Run) dispatching() bool { return r.Status == runstate.RunRunning && !r.Paused }
+func (r *Run) dispatching() bool { return r.Status == records.RunRunning && !r.Paused }
 
 // skipNode moves node i to skipped.
 func (r *Run) skipNode(i int, upstreamFailed bool, reason string, now int64, eff *Effects) {
 	n := &r.Nodes[i]
 	n.UpstreamFailed, n.Reason, n.FinishedAt = upstreamFailed, reason, now
-	r.transition(i, runstate.NodeSkipped, reason, now, eff)
+	r.transition(i, records.NodeSkipped, reason, now, eff)
 }
 
 // skipReason names the parents that made node i skip.
@@ -127,7 +127,7 @@ func (r *Run) skipReason(i int, upstreamFailed bool) string {
 	for _, p := range r.Plan.Graph.Parents[i] {
 		n := r.Nodes[p]
 		switch {
-		case upstreamFailed && (n.State == runstate.NodeFailed || n.State == runstate.NodeCancelled || n.UpstreamFailed):
+		case upstreamFailed && (n.State == records.NodeFailed || n.State == records.NodeCancelled || n.UpstreamFailed):
 			return "upstream failed: " + r.NodeID(p)
 		case !upstreamFailed && n.State.Terminal():
 			return "trigger rule " + string(r.rule(i)) + " not met (" + r.NodeID(p) + " " + string(n.State) + ")"
@@ -151,7 +151,7 @@ func (r *Run) finished(i int, now int64, eff *Effects, work []int) []int {
 		child.ParentsLeft--
 		r.counts[c].add(r.Nodes[i])
 		r.touch(c, eff)
-		if child.State == runstate.NodePending {
+		if child.State == records.NodePending {
 			work = append(work, c)
 		}
 	}

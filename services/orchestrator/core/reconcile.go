@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // RedispatchAfter is how long a queued attempt may go unclaimed before the
@@ -30,9 +30,9 @@ type Reconcile struct {
 	// id, or stopped renewing its liveness): their worker will never report.
 	// The value is the claim's holder; the write that declares the attempt
 	// lost deletes the claim if it still holds that value.
-	Orphaned map[int]runstate.Holder
+	Orphaned map[int]records.Holder
 	// OrphanedInstances is Orphaned for fan-out instances.
-	OrphanedInstances map[Slot]runstate.Holder
+	OrphanedInstances map[Slot]records.Holder
 	// MaxLost is how many times one attempt may be lost before the node
 	// fails; 0 means DefaultMaxLost.
 	MaxLost int
@@ -90,7 +90,7 @@ func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
 	n := &r.Nodes[i]
 	id := r.NodeID(i)
 	if n.FanOut {
-		if n.State == runstate.NodeRunning && r.repairFan(i, e, eff) {
+		if n.State == records.NodeRunning && r.repairFan(i, e, eff) {
 			work = r.finished(i, e.Now, eff, work)
 		}
 		return work
@@ -101,17 +101,17 @@ func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
 		r.attemptFailed(i, r.timeoutMessage(i), false, e.Now, eff)
 	case r.builtin(i) != "" && n.State.InFlight():
 		r.repairBuiltin(i, e.Now, eff)
-	case n.State == runstate.NodeRunning && !e.Claimed[i], n.State == runstate.NodeQueued && e.orphaned(i):
+	case n.State == records.NodeRunning && !e.Claimed[i], n.State == records.NodeQueued && e.orphaned(i):
 		r.lost(i, e, eff)
-	case n.State == runstate.NodeQueued && e.redispatchDue(n.QueuedAt, e.Claimed[i]) && r.dispatching():
+	case n.State == records.NodeQueued && e.redispatchDue(n.QueuedAt, e.Claimed[i]) && r.dispatching():
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s attempt %d%s", id, n.Attempt, e.redispatchNote()))
 		r.redispatch(i, e.Now, eff)
-	case n.State == runstate.NodeRetryWait && e.Now >= n.RetryAt && r.dispatching():
+	case n.State == records.NodeRetryWait && e.Now >= n.RetryAt && r.dispatching():
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: overdue retry of node %s", id))
 		if !r.queue(i, e.Now, eff) {
 			work = r.finished(i, e.Now, eff, work)
 		}
-	case n.State == runstate.NodePending:
+	case n.State == records.NodePending:
 		work = append(work, i)
 	}
 	return work

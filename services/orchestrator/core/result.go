@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // result applies a worker's report about one attempt.
@@ -32,8 +32,8 @@ func (r *Run) result(e Result, eff *Effects) {
 	}
 	switch e.Status {
 	case ResultRunning:
-		if n.State == runstate.NodeQueued {
-			r.transition(i, runstate.NodeRunning, "", e.Now, eff)
+		if n.State == records.NodeQueued {
+			r.transition(i, records.NodeRunning, "", e.Now, eff)
 		}
 	case ResultSucceeded:
 		r.succeed(i, e, eff)
@@ -54,7 +54,7 @@ func (r *Run) succeed(i int, e Result, eff *Effects) {
 	}
 	r.Outputs[i] = orNull(e.Output)
 	eff.setOutput(i)
-	r.transition(i, runstate.NodeSucceeded, "", e.Now, eff)
+	r.transition(i, records.NodeSucceeded, "", e.Now, eff)
 	r.evaluate(r.finished(i, e.Now, eff, nil), e.Now, eff)
 	r.maybeFinish(e.Now, eff)
 }
@@ -65,16 +65,16 @@ func (r *Run) attemptFailed(i int, msg string, permanent bool, now int64, eff *E
 	node := r.Plan.Graph.Def.Nodes[i]
 	n.Error, n.Deadline = msg, 0
 	eff.History = append(eff.History, fmt.Sprintf("node %s attempt %d failed: %s", node.ID, n.Attempt, msg))
-	if !permanent && n.Attempt < node.Retry.Attempts() && r.Status == runstate.RunRunning {
-		n.EndRun(runstate.OutcomeFailed, msg, now)
+	if !permanent && n.Attempt < node.Retry.Attempts() && r.Status == records.RunRunning {
+		n.EndRun(records.OutcomeFailed, msg, now)
 		delay := node.Retry.Delay(n.Attempt, jitter(r.ID, node.ID, n.Attempt))
 		n.RetryAt = now + delay.Milliseconds()
-		r.transition(i, runstate.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", n.Attempt, msg, n.RetryAt), now, eff)
+		r.transition(i, records.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", n.Attempt, msg, n.RetryAt), now, eff)
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerRetry, Node: node.ID, Attempt: n.Attempt, At: n.RetryAt})
 		return
 	}
 	n.FinishedAt = now
-	r.transition(i, runstate.NodeFailed, msg, now, eff)
+	r.transition(i, records.NodeFailed, msg, now, eff)
 	r.evaluate(r.finished(i, now, eff, nil), now, eff)
 	r.maybeFinish(now, eff)
 }

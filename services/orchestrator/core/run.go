@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // Run is the in-memory state of one run. Apply mutates it in place; if the
@@ -15,7 +15,7 @@ type Run struct {
 	Workflow string
 	Version  int
 	Plan     *Plan
-	Status   runstate.RunStatus
+	Status   records.RunStatus
 	// Input is the run input as a JSON object, defaults applied.
 	Input      json.RawMessage
 	CreatedAt  int64
@@ -28,7 +28,7 @@ type Run struct {
 	// Seq numbers the run's events on workflow.events.
 	Seq uint64
 	// Nodes and Outputs are indexed by node position in the definition.
-	Nodes   []runstate.NodeRecord
+	Nodes   []records.NodeRecord
 	Outputs []json.RawMessage
 
 	counts     []parentCounts
@@ -49,12 +49,12 @@ func NewRun(id string, version int, plan *Plan, input json.RawMessage, now int64
 	g := plan.Graph
 	r := &Run{
 		ID: id, Workflow: g.Def.Name, Version: version, Plan: plan,
-		Status: runstate.RunPending, Input: in, CreatedAt: now,
-		Nodes:   make([]runstate.NodeRecord, len(g.Def.Nodes)),
+		Status: records.RunPending, Input: in, CreatedAt: now,
+		Nodes:   make([]records.NodeRecord, len(g.Def.Nodes)),
 		Outputs: make([]json.RawMessage, len(g.Def.Nodes)),
 	}
 	for i := range r.Nodes {
-		r.Nodes[i] = runstate.NodeRecord{State: runstate.NodePending, ParentsLeft: len(g.Parents[i])}
+		r.Nodes[i] = records.NodeRecord{State: records.NodePending, ParentsLeft: len(g.Parents[i])}
 	}
 	r.recount()
 	if inErr != nil {
@@ -78,7 +78,7 @@ func Begin(id string, version int, plan *Plan, input json.RawMessage, created in
 }
 
 // Restore rebuilds a Run from stored parts (the shell's load path).
-func Restore(id string, version int, plan *Plan, nodes []runstate.NodeRecord, outputs []json.RawMessage) *Run {
+func Restore(id string, version int, plan *Plan, nodes []records.NodeRecord, outputs []json.RawMessage) *Run {
 	r := &Run{ID: id, Workflow: plan.Graph.Def.Name, Version: version, Plan: plan, Nodes: nodes, Outputs: outputs}
 	r.recount()
 	return r
@@ -92,7 +92,7 @@ func (r *Run) recount() {
 		if !n.State.Terminal() {
 			r.unfinished++
 		}
-		if n.State == runstate.NodeFailed {
+		if n.State == records.NodeFailed {
 			r.failed++
 		}
 	}

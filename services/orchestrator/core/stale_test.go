@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +29,7 @@ func TestStaleAttemptResultChangesNothing(t *testing.T) {
 		require.Empty(t, eff.Nodes, "status %v", st)
 		require.Empty(t, eff.Timers, "status %v", st)
 		require.Equal(t, 2, r.Nodes[r.Index("A")].Attempt)
-		require.Equal(t, runstate.NodeQueued, state(r, "A"), "status %v", st)
+		require.Equal(t, records.NodeQueued, state(r, "A"), "status %v", st)
 		require.Nil(t, r.Outputs[r.Index("A")])
 	}
 	require.Equal(t, []string{"B"}, dispatched(r, complete(r, "A", `"fresh"`)), "the current attempt still completes it")
@@ -55,9 +55,9 @@ func TestStaleInstanceResultChangesNothing(t *testing.T) {
 	r.Apply(Result{Now: 3500, Node: "f", Instance: 0, Attempt: 1, Status: ResultSucceeded, Output: json.RawMessage(`"late"`)}, eff)
 	require.Empty(t, eff.Dispatches)
 	require.Empty(t, eff.Nodes)
-	require.Equal(t, runstate.NodeRunning, state(r, "f"), "instance 0's attempt 2 is still out")
+	require.Equal(t, records.NodeRunning, state(r, "f"), "instance 0's attempt 2 is still out")
 	require.Equal(t, 2, r.fans[r.Index("f")].insts[0].Attempt)
 	eff = instResult(r, "f", 0, ResultSucceeded, `0`)
-	require.Equal(t, runstate.NodeSucceeded, state(r, "f"))
+	require.Equal(t, records.NodeSucceeded, state(r, "f"))
 	require.Equal(t, []string{"down"}, dispatched(r, eff))
 }

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 )
 
 // timer handles a due durable timer. A timer that no longer matches the
@@ -28,7 +28,7 @@ func (r *Run) timer(e Timer, eff *Effects) {
 	switch {
 	case e.Kind == TimerWake:
 		r.wake(i, e.Attempt, e.Now, eff)
-	case e.Kind == TimerRetry && n.State == runstate.NodeRetryWait:
+	case e.Kind == TimerRetry && n.State == records.NodeRetryWait:
 		if !r.dispatching() {
 			return // a paused run re-queues on resume
 		}
@@ -49,13 +49,13 @@ func (r *Run) runDeadline(now int64, eff *Effects) {
 		return
 	}
 	msg := fmt.Sprintf("run timed out after %s", r.Plan.Graph.Def.Timeout)
-	r.stopAll(runstate.NodeCancelled, msg, now, eff)
-	r.setStatus(runstate.RunFailed, msg, now, eff)
+	r.stopAll(records.NodeCancelled, msg, now, eff)
+	r.setStatus(records.RunFailed, msg, now, eff)
 }
 
 // stopAll moves every unfinished node to state s (cancelled): pending nodes
 // never start, in-flight attempts are told to stop through their records.
-func (r *Run) stopAll(s runstate.NodeState, reason string, now int64, eff *Effects) {
+func (r *Run) stopAll(s records.NodeState, reason string, now int64, eff *Effects) {
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		if n.State.Terminal() {

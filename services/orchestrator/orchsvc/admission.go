@@ -3,12 +3,11 @@ package orchsvc
 import (
 	"context"
 	"errors"
-	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/runstate"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/redis/go-redis/v9"
@@ -83,7 +82,7 @@ func (s *Service) repairAdmission(ctx context.Context, r *core.Run) bool {
 	pipe := s.rdb.Pipeline()
 	status := make([]*redis.StringCmd, len(ids))
 	for i, id := range ids {
-		status[i] = pipe.HGet(ctx, s.keys.Run(id), statestore.FieldStatus)
+		status[i] = pipe.HGet(ctx, s.keys.Run(id), records.FieldStatus)
 	}
 	_, _ = pipe.Exec(ctx) // a missing run reads as redis.Nil: status ""
 	freed := false
@@ -91,7 +90,7 @@ func (s *Service) repairAdmission(ctx context.Context, r *core.Run) bool {
 		if c.Err() != nil && !errors.Is(c.Err(), redis.Nil) {
 			return false
 		}
-		if st := runstate.RunStatus(c.Val()); st == "" || st.Terminal() {
+		if st := records.RunStatus(c.Val()); st == "" || st.Terminal() {
 			_, err := s.keys.Release(ctx, s.rdb, r.Workflow, ids[i], workflowCap(r))
 			freed = freed || err == nil
 		}

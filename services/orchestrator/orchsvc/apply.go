@@ -2,9 +2,9 @@ package orchsvc
 
 import (
 	"fmt"
-	"github.com/braidhq/braid/pkg/logkey"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
 )
@@ -49,7 +49,7 @@ func (s *Service) begin(g *runBatch, in inbound) {
 		s.log.Warn("run input rejected", logkey.RunID, g.run, logkey.Err, err)
 	}
 	g.o.run = r
-	g.admitted = workflowCap(r) > 0 && r.Status == runstate.RunRunning
+	g.admitted = workflowCap(r) > 0 && r.Status == records.RunRunning
 }
 
 // createdAt is a start's creation time: the api's clock, as in the pending
@@ -88,7 +88,7 @@ func (s *Service) applyEvent(g *runBatch, in inbound) {
 	lost, held := g.eff.Lost, r.Held
 	r.Apply(ev, g.eff)
 	s.LostAttempts.Add(int64(g.eff.Lost - lost))
-	if held && r.Status == runstate.RunRunning {
+	if held && r.Status == records.RunRunning {
 		g.admitted = true // a held run got its slot: nudge the next ones
 	}
 }
@@ -115,7 +115,7 @@ func (s *Service) reconcileEvent(g *runBatch, now int64, takeover bool) core.Rec
 	r := g.o.run
 	ev := core.Reconcile{Now: now, Takeover: takeover, MaxLost: s.cfg.MaxLost, Slot: r.Held && g.facts.slot,
 		Claimed: map[int]bool{}, Instances: map[core.Slot]bool{},
-		Orphaned: map[int]runstate.Holder{}, OrphanedInstances: map[core.Slot]runstate.Holder{}}
+		Orphaned: map[int]records.Holder{}, OrphanedInstances: map[core.Slot]records.Holder{}}
 	read := map[statestore.Attempt]statestore.ClaimFact{}
 	if c := g.facts.claims; c != nil {
 		for i, a := range c.Attempts {

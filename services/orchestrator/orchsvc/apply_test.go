@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
@@ -34,7 +34,7 @@ func TestReconcileEventTakesUnreadClaimsAsHeld(t *testing.T) {
 	reads := &statestore.ClaimReads{
 		Attempts: []statestore.Attempt{att("a"), att("b")},
 		Facts: []statestore.ClaimFact{{State: statestore.ClaimNone},
-			{State: statestore.ClaimOrphaned, Holder: runstate.Holder{Worker: "w", Incarnation: "i1"}}},
+			{State: statestore.ClaimOrphaned, Holder: records.Holder{Worker: "w", Incarnation: "i1"}}},
 	}
 	s := &Service{}
 	g := &runBatch{run: "r1", o: &owned{run: r}, facts: facts{claims: reads}}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/bsm/redislock"
 	"github.com/stretchr/testify/require"
 )

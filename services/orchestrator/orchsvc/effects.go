@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/braidhq/braid/services/orchestrator/core"
@@ -61,17 +62,17 @@ func endedAttempts(r *core.Run, eff *core.Effects) []statestore.Attempt {
 
 func runFields(r *core.Run, created bool, events []inbound) map[string]string {
 	f := map[string]string{
-		statestore.FieldStatus: string(r.Status), statestore.FieldStarted: itoa(r.StartedAt),
-		statestore.FieldFinished: itoa(r.FinishedAt), statestore.FieldError: r.Error,
-		statestore.FieldSeq: strconv.FormatUint(r.Seq, 10), statestore.FieldPaused: boolStr(r.Paused),
-		statestore.FieldHeld: boolStr(r.Held),
+		records.FieldStatus: string(r.Status), records.FieldStarted: itoa(r.StartedAt),
+		records.FieldFinished: itoa(r.FinishedAt), records.FieldError: r.Error,
+		records.FieldSeq: strconv.FormatUint(r.Seq, 10), records.FieldPaused: boolStr(r.Paused),
+		records.FieldHeld: boolStr(r.Held),
 	}
 	if created {
-		f[statestore.FieldWorkflow], f[statestore.FieldVersion] = r.Workflow, strconv.Itoa(r.Version)
-		f[statestore.FieldInput], f[statestore.FieldCreated] = string(r.Input), itoa(r.CreatedAt)
+		f[records.FieldWorkflow], f[records.FieldVersion] = r.Workflow, strconv.Itoa(r.Version)
+		f[records.FieldInput], f[records.FieldCreated] = string(r.Input), itoa(r.CreatedAt)
 		for _, in := range events {
 			if in.start != nil {
-				f[statestore.FieldRequestedBy] = in.start.RequestedBy
+				f[records.FieldRequestedBy] = in.start.RequestedBy
 			}
 		}
 	}

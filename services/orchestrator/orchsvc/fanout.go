@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
 )
@@ -51,7 +51,7 @@ func (s *Service) restoreFanOuts(ctx context.Context, r *core.Run) error {
 		if err != nil {
 			return fmt.Errorf("restore run %s: %w", r.ID, err)
 		}
-		fs := core.FanOutState{Instances: make(map[int]runstate.NodeRecord, len(st.Instances)), Outputs: make(map[int]json.RawMessage, len(st.Outputs))}
+		fs := core.FanOutState{Instances: make(map[int]records.NodeRecord, len(st.Instances)), Outputs: make(map[int]json.RawMessage, len(st.Outputs))}
 		if len(st.Items) > 0 {
 			fs.Items = make([]json.RawMessage, len(st.Items))
 			for k, it := range st.Items {
@@ -59,7 +59,7 @@ func (s *Service) restoreFanOuts(ctx context.Context, r *core.Run) error {
 			}
 		}
 		for idx, raw := range st.Instances {
-			rec, err := runstate.DecodeNodeRecord([]byte(raw))
+			rec, err := records.DecodeNodeRecord([]byte(raw))
 			if err != nil {
 				return fmt.Errorf("restore run %s node %s instance %d: %w", r.ID, r.NodeID(i), idx, err)
 			}

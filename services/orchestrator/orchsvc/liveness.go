@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"context"
+
 	"github.com/braidhq/braid/pkg/logkey"
 )
 

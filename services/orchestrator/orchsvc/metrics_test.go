@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/stretchr/testify/require"
 )
 

@@ -2,9 +2,9 @@ package orchsvc
 
 import (
 	"context"
-	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -81,11 +81,11 @@ func (e *startEnv) batch(t *testing.T, run string) {
 }
 
 // node reads the record of node a of run.
-func (e *startEnv) node(t *testing.T, run string) runstate.NodeRecord {
+func (e *startEnv) node(t *testing.T, run string) records.NodeRecord {
 	t.Helper()
 	raw, err := e.s.rdb.HGet(e.ctx, e.s.keys.Nodes(run), "a").Bytes()
 	require.NoError(t, err)
-	rec, err := runstate.DecodeNodeRecord(raw)
+	rec, err := records.DecodeNodeRecord(raw)
 	require.NoError(t, err)
 	return rec
 }
@@ -104,8 +104,8 @@ func TestOptimisticStartLocksAndCreatesInOneRoundTrip(t *testing.T) {
 
 	e.batch(t, "r1")
 	require.EqualValues(t, 1, e.trips.Load()-before-pending, "lock, fence, create and indexes: one pipeline")
-	require.Equal(t, runstate.NodeQueued, e.node(t, "r1").State)
-	require.Equal(t, "running", e.s.rdb.HGet(e.ctx, e.s.keys.Run("r1"), statestore.FieldStatus).Val())
+	require.Equal(t, records.NodeQueued, e.node(t, "r1").State)
+	require.Equal(t, "running", e.s.rdb.HGet(e.ctx, e.s.keys.Run("r1"), records.FieldStatus).Val())
 	require.Equal(t, "1", e.s.rdb.Get(e.ctx, e.s.keys.Fence("r1")).Val(), "the fence is set as on the normal path")
 	lock := e.s.rdb.Get(e.ctx, e.s.keys.Lock("r1")).Val()
 	require.True(t, strings.HasSuffix(lock, "orch-a"), "lock value %q", lock)
@@ -120,7 +120,7 @@ func TestOptimisticStartWaitsForALockHeldElsewhere(t *testing.T) {
 	e := newStartEnv(t, oneNode)
 	require.NoError(t, e.s.rdb.Set(e.ctx, e.s.keys.Lock("r1"), "tokenorch-b", 300*time.Millisecond).Err())
 	e.start(t, "r1") // falls back to acquireAll, which waits until the lock lapses
-	require.Equal(t, runstate.NodeQueued, e.node(t, "r1").State)
+	require.Equal(t, records.NodeQueued, e.node(t, "r1").State)
 	require.Equal(t, "1", e.s.rdb.Get(e.ctx, e.s.keys.Fence("r1")).Val(), "the fence moved once: when the lock was had")
 	require.True(t, strings.HasSuffix(e.s.rdb.Get(e.ctx, e.s.keys.Lock("r1")).Val(), "orch-a"))
 	require.Zero(t, e.s.StaleWrites.Load(), "a fallback is not a stale write")
@@ -131,18 +131,18 @@ func TestOptimisticStartOfAStartedRunChangesNothing(t *testing.T) {
 	e := newStartEnv(t, oneNode)
 	e.start(t, "r1")
 	first := e.node(t, "r1")
-	require.Equal(t, runstate.NodeQueued, first.State)
+	require.Equal(t, records.NodeQueued, first.State)
 	// The run moves on, then its start is delivered again to a process
 	// that does not hold it (a restart, or another orchestrator).
 	done := first
-	done.State = runstate.NodeSucceeded
+	done.State = records.NodeSucceeded
 	require.NoError(t, e.s.rdb.HSet(e.ctx, e.s.keys.Nodes("r1"), "a", done.Encode()).Err())
-	require.NoError(t, e.s.rdb.HSet(e.ctx, e.s.keys.Run("r1"), statestore.FieldStatus, "succeeded").Err())
+	require.NoError(t, e.s.rdb.HSet(e.ctx, e.s.keys.Run("r1"), records.FieldStatus, "succeeded").Err())
 	e.s.disownAll(e.ctx)
 
 	e.batch(t, "r1")
 	require.Equal(t, done, e.node(t, "r1"), "the node record is left alone")
-	require.Equal(t, "succeeded", e.s.rdb.HGet(e.ctx, e.s.keys.Run("r1"), statestore.FieldStatus).Val())
+	require.Equal(t, "succeeded", e.s.rdb.HGet(e.ctx, e.s.keys.Run("r1"), records.FieldStatus).Val())
 	require.Equal(t, "3", e.s.rdb.Get(e.ctx, e.s.keys.Fence("r1")).Val(),
 		"fenced twice: by the optimistic start that found the run, then by the normal path that loaded it")
 	hist := strings.Join(e.s.rdb.LRange(e.ctx, e.s.keys.History("r1"), 0, -1).Val(), "\n")

@@ -1,12 +1,12 @@
 package orchsvc
 
 import (
-	"github.com/braidhq/braid/pkg/logkey"
 	"strconv"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
-	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/records"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -27,18 +27,18 @@ func (s *Service) recoverPending(g *runBatch, now int64) {
 	case len(f) == 0:
 		g.dropActive = true
 		return
-	case f[statestore.FieldStatus] != "pending" || now-atoi64(f[statestore.FieldCreated]) < PendingRestartAfter.Milliseconds():
+	case f[records.FieldStatus] != "pending" || now-atoi64(f[records.FieldCreated]) < PendingRestartAfter.Milliseconds():
 		return
 	}
-	version, _ := strconv.Atoi(f[statestore.FieldVersion])
+	version, _ := strconv.Atoi(f[records.FieldVersion])
 	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, g.run, &eventsv1.RunStartRequested{
-		RunId: g.run, Workflow: f[statestore.FieldWorkflow], Version: int32(version), Input: []byte(f[statestore.FieldInput]),
-		RequestedAtMs: atoi64(f[statestore.FieldCreated]), RequestedBy: f[statestore.FieldRequestedBy],
+		RunId: g.run, Workflow: f[records.FieldWorkflow], Version: int32(version), Input: []byte(f[records.FieldInput]),
+		RequestedAtMs: atoi64(f[records.FieldCreated]), RequestedBy: f[records.FieldRequestedBy],
 	})
 	if err != nil {
 		s.log.Warn("re-request the start of a pending run", logkey.RunID, g.run, logkey.Err, err)
 		return
 	}
-	s.log.Info("re-requesting the start of a run recorded but never started", logkey.RunID, g.run, logkey.Workflow, f[statestore.FieldWorkflow])
+	s.log.Info("re-requesting the start of a run recorded but never started", logkey.RunID, g.run, logkey.Workflow, f[records.FieldWorkflow])
 	g.out = append(g.out, m)
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/logkey"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/template"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )

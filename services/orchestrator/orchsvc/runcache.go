@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/braidhq/braid/pkg/clock"
 	"math/rand/v2"
 	"strconv"
 	"time"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/clock"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
 )
@@ -165,16 +165,16 @@ func (s *Service) load(ctx context.Context, run string, a statestore.Acquired) (
 // restore rebuilds a core.Run from its stored hashes.
 func (s *Service) restore(ctx context.Context, id string, st statestore.StoredRun) (*core.Run, error) {
 	f := st.Fields
-	ver, _ := strconv.Atoi(f[statestore.FieldVersion])
-	plan, err := s.plans.get(ctx, f[statestore.FieldWorkflow], ver)
+	ver, _ := strconv.Atoi(f[records.FieldVersion])
+	plan, err := s.plans.get(ctx, f[records.FieldWorkflow], ver)
 	if err != nil {
 		return nil, fmt.Errorf("restore run %s: %w", id, err)
 	}
 	defs := plan.Graph.Def.Nodes
-	nodes := make([]runstate.NodeRecord, len(defs))
+	nodes := make([]records.NodeRecord, len(defs))
 	outputs := make([]json.RawMessage, len(defs))
 	for i, d := range defs {
-		rec, err := runstate.DecodeNodeRecord([]byte(st.Nodes[d.ID]))
+		rec, err := records.DecodeNodeRecord([]byte(st.Nodes[d.ID]))
 		if err != nil {
 			return nil, fmt.Errorf("restore run %s node %s: %w", id, d.ID, err)
 		}
@@ -187,15 +187,15 @@ func (s *Service) restore(ctx context.Context, id string, st statestore.StoredRu
 	if err := s.restoreFanOuts(ctx, r); err != nil {
 		return nil, err
 	}
-	r.Status = runstate.RunStatus(f[statestore.FieldStatus])
-	r.Input = json.RawMessage(f[statestore.FieldInput])
-	r.CreatedAt = atoi64(f[statestore.FieldCreated])
-	r.StartedAt = atoi64(f[statestore.FieldStarted])
-	r.FinishedAt = atoi64(f[statestore.FieldFinished])
-	r.Error = f[statestore.FieldError]
-	r.Seq = uint64(atoi64(f[statestore.FieldSeq]))
-	r.Paused = f[statestore.FieldPaused] == "1"
-	r.Held = f[statestore.FieldHeld] == "1"
+	r.Status = records.RunStatus(f[records.FieldStatus])
+	r.Input = json.RawMessage(f[records.FieldInput])
+	r.CreatedAt = atoi64(f[records.FieldCreated])
+	r.StartedAt = atoi64(f[records.FieldStarted])
+	r.FinishedAt = atoi64(f[records.FieldFinished])
+	r.Error = f[records.FieldError]
+	r.Seq = uint64(atoi64(f[records.FieldSeq]))
+	r.Paused = f[records.FieldPaused] == "1"
+	r.Held = f[records.FieldHeld] == "1"
 	return r, nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/braidhq/braid/pkg/dag"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -52,7 +52,7 @@ func TestRunEventsStayUnderTheRecordLimit(t *testing.T) {
 		}
 	}
 	require.Equal(t, n, seen)
-	require.Equal(t, runstate.RunCancelled.Proto(), evs[len(evs)-1].RunStatus)
+	require.Equal(t, records.RunCancelled.Proto(), evs[len(evs)-1].RunStatus)
 
 	small := eventSpans(r, eff.Changes[:3])
 	require.Equal(t, []span{{0, 3}}, small)

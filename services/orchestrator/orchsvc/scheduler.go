@@ -9,7 +9,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/schedule"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/bsm/redislock"
@@ -160,6 +160,6 @@ func (sc *scheduler) previousActive(ctx context.Context, st statestore.StoredSch
 	if err != nil {
 		return false, err
 	}
-	status, ok := sums[0][statestore.FieldStatus]
-	return ok && !runstate.RunStatus(status).Terminal(), nil
+	status, ok := sums[0][records.FieldStatus]
+	return ok && !records.RunStatus(status).Terminal(), nil
 }

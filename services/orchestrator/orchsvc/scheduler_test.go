@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/schedule"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
@@ -150,7 +151,7 @@ func (e *schedEnv) runs() []string {
 
 // finish marks a requested run as ended, as the orchestrator would.
 func (e *schedEnv) finish(run string) {
-	require.NoError(e.t, e.rdb.HSet(e.ctx, e.keys.Run(run), statestore.FieldStatus, "succeeded").Err())
+	require.NoError(e.t, e.rdb.HSet(e.ctx, e.keys.Run(run), records.FieldStatus, "succeeded").Err())
 }
 
 func fireIDs(id string, at ...time.Duration) []string {
@@ -208,7 +209,7 @@ func TestSchedulersRacingNeverDoubleAFire(t *testing.T) {
 	for _, run := range want {
 		sums, err := e.keys.RunSummaries(e.ctx, e.rdb, run)
 		require.NoError(t, err)
-		require.Equal(t, "pending", sums[0][statestore.FieldStatus])
+		require.Equal(t, "pending", sums[0][records.FieldStatus])
 	}
 }
 
@@ -295,13 +296,13 @@ func TestSchedulerRepeatedFire(t *testing.T) {
 	require.NoError(t, err)
 	run, err := sc.fire(e.ctx, st.Def, t0.Add(time.Second), e.clock())
 	require.NoError(t, err)
-	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run(run), statestore.FieldStatus, "running").Err())
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run(run), records.FieldStatus, "running").Err())
 	again, err := sc.fire(e.ctx, st.Def, t0.Add(time.Second), e.clock().Add(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, run, again)
 	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, run)
 	require.NoError(t, err)
-	require.Equal(t, "running", sums[0][statestore.FieldStatus])
+	require.Equal(t, "running", sums[0][records.FieldStatus])
 	require.Equal(t, []string{run, run}, e.pub.published(), "the request is sent again in case the first was lost")
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/logkey"
 
-	"github.com/braidhq/braid/pkg/runstate"
+	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/braidhq/braid/services/orchestrator/internal/failpoint"
@@ -67,7 +67,7 @@ func (s *Service) queueNotices(ctx context.Context, pipe redis.Pipeliner, g *run
 		pipe.Publish(ctx, s.keys.EndedChannel(), g.run)
 	}
 	for _, c := range g.eff.Changes {
-		if c.State == runstate.NodeCancelled {
+		if c.State == records.NodeCancelled {
 			pipe.Publish(ctx, s.keys.StopChannel(), g.run)
 			return
 		}

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/braidhq/braid/pkg/apiwire"
 	"net/http"
+
+	"github.com/braidhq/braid/pkg/apiwire"
 )
 
 // LogLine is one line of an attempt's log.

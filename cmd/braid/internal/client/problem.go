@@ -3,10 +3,11 @@ package client
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/braidhq/braid/pkg/apiwire"
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/braidhq/braid/pkg/apiwire"
 )
 
 // maxErrorBody bounds how much of an error response is read.

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/braidhq/braid/pkg/apiwire"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/braidhq/braid/pkg/apiwire"
 )
 
 // WorkflowRef names one stored workflow version.

@@ -5,7 +5,7 @@ import (
 	"net"
 	"path/filepath"
 
-	"github.com/braidhq/braid/pkg/devbroker"
+	"github.com/braidhq/braid/pkg/devinfra/devbroker"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 

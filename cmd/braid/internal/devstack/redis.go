@@ -4,7 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/braidhq/braid/pkg/redisproc"
+	"github.com/braidhq/braid/pkg/devinfra/redisproc"
 )
 
 // redisBackend is the Redis the stack uses: a redis-server process or the

@@ -17,7 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/braidhq/braid/pkg/devbroker"
+	"github.com/braidhq/braid/pkg/devinfra/devbroker"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 

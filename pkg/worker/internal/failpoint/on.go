@@ -3,10 +3,11 @@
 package failpoint
 
 import (
-	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"os"
 	"syscall"
+
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // Enabled is true: this binary was built with the failpoints tag.

@@ -3,12 +3,13 @@
 package failpoint
 
 import (
-	"github.com/braidhq/braid/pkg/logkey"
 	"log/slog"
 	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/braidhq/braid/pkg/logkey"
 )
 
 // Enabled is true: this binary was built with the failpoints tag.

@@ -1,5 +1,5 @@
 // Package devbroker holds the settings of the kfake brokers Braid starts
-// itself: `braid dev`, the e2e suite's broker process and pkg/testinfra.
+// itself: `braid dev`, the e2e suite's broker process and pkg/testkit/testinfra.
 // They live in one place so every such broker behaves the same way.
 package devbroker
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/devbroker"
+	"github.com/braidhq/braid/pkg/devinfra/devbroker"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/redisproc"
+	"github.com/braidhq/braid/pkg/devinfra/redisproc"
 	"github.com/stretchr/testify/require"
 )
 

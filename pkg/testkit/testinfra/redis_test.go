@@ -3,12 +3,12 @@ package testinfra
 import (
 	"bytes"
 	"context"
-	"github.com/braidhq/braid/pkg/redisproc"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/devinfra/redisproc"
 	"github.com/stretchr/testify/require"
 )
 

@@ -3,4 +3,4 @@
 // say which states are terminal. It is pure data with no I/O, shared by the
 // orchestrator's decision core, the state store, the worker's claim check and
 // the api.
-package runstate
+package records

@@ -1,4 +1,4 @@
-package runstate
+package records
 
 import eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 

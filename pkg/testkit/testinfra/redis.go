@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/braidhq/braid/pkg/redisproc"
+	"github.com/braidhq/braid/pkg/devinfra/redisproc"
 	"github.com/redis/go-redis/v9"
 )
 

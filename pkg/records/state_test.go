@@ -1,4 +1,4 @@
-package runstate
+package records
 
 import (
 	"testing"

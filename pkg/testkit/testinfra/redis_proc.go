@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/braidhq/braid/pkg/redisproc"
+	"github.com/braidhq/braid/pkg/devinfra/redisproc"
 )
 
 // Bounds on redis-server in tests.
