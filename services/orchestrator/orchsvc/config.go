@@ -37,7 +37,7 @@ type Config struct {
 	// Bus is the Kafka configuration.
 	Bus eventbus.Config
 	// Redis is the state store client (required).
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// Keys builds Redis keys (namespace for tests).
 	Keys statestore.Keys
 	// Group is the consumer group; default GroupID.

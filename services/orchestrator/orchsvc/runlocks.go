@@ -17,7 +17,7 @@ import (
 // that now owns the run's partition can take it). Refreshes and releases
 // are one pipeline per tick. Safe for concurrent use.
 type leases struct {
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	keys statestore.Keys
 	ttl  time.Duration
 	idle time.Duration
@@ -32,7 +32,7 @@ type lease struct {
 	lastUsed time.Time
 }
 
-func newLeases(rdb *redis.Client, keys statestore.Keys, ttl, idle time.Duration, log *slog.Logger) *leases {
+func newLeases(rdb redis.UniversalClient, keys statestore.Keys, ttl, idle time.Duration, log *slog.Logger) *leases {
 	return &leases{rdb: rdb, keys: keys, ttl: ttl, idle: idle, log: log, m: map[string]*lease{}}
 }
 

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/schedule"
@@ -18,11 +17,6 @@ import (
 
 // scheduleBatch bounds the due schedules handled per poll.
 const scheduleBatch = 100
-
-// publisher is the part of the event bus the scheduler uses.
-type publisher interface {
-	Publish(ctx context.Context, msgs ...eventbus.Message) error
-}
 
 // scheduler fires due schedules while its orchestrator holds the scheduler
 // lease. Every poll it reads the schedules whose next fire time has come
@@ -36,7 +30,7 @@ type publisher interface {
 // which the pending record (written only if absent) and the
 // orchestrator's idempotent start turn into nothing.
 type scheduler struct {
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	keys  statestore.Keys
 	pub   publisher
 	lease *leaderLease

@@ -24,11 +24,11 @@ import (
 type Service struct {
 	cfg    Config
 	log    *slog.Logger
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	keys   statestore.Keys
 	locker *redislock.Client
-	cons   *eventbus.Consumer
-	prod   *eventbus.Producer
+	cons   consumer
+	prod   producer
 	plans  *planCache
 	owned  map[string]*owned
 	fences fenceMemory // fences got lately, to tell takeovers (takeover.go)
