@@ -83,9 +83,9 @@ func TestProbeUsesLoopbackForWildcards(t *testing.T) {
 // cut off at the header timeout instead of holding its connection.
 func TestSlowClientsCutOff(t *testing.T) {
 	t.Parallel()
-	b := defaultBounds
-	b.readHeader = 200 * time.Millisecond
-	s, err := start(Config{Addr: "127.0.0.1:0", Service: "x"}, slog.New(slog.DiscardHandler), b)
+	b := DefaultBounds
+	b.ReadHeader = 200 * time.Millisecond
+	s, err := Listen("x ops", "127.0.0.1:0", Handler(Config{Service: "x"}), b, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	defer s.Stop()
 	got := testinfra.Slowloris(t, s.Addr(), "/healthz", 5*time.Second) // under ReadTimeout: the header timeout cuts
@@ -96,7 +96,7 @@ func TestSlowClientsCutOff(t *testing.T) {
 // dimension (a zero would mean none).
 func TestEveryBoundIsSet(t *testing.T) {
 	t.Parallel()
-	srv := defaultBounds.server(http.NotFoundHandler())
+	srv := DefaultBounds.server(http.NotFoundHandler())
 	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
 		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout} {
 		require.Positive(t, d, name)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/braidhq/braid/pkg/testkit/testinfra"
+	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,38 +45,13 @@ func TestBadAddrFails(t *testing.T) {
 	require.ErrorContains(t, err, "pprof listen addr=127.0.0.1:notaport")
 }
 
-// TestSlowClientsCutOff: a client that trickles its headers (slowloris) is
-// cut off at the header timeout instead of holding its connection.
-func TestSlowClientsCutOff(t *testing.T) {
-	t.Parallel()
-	b := defaultBounds
-	b.readHeader = 200 * time.Millisecond
-	s, err := start("127.0.0.1:0", slog.New(slog.DiscardHandler), b)
-	require.NoError(t, err)
-	defer s.Stop()
-	got := testinfra.Slowloris(t, s.Addr(), "/debug/pprof/", 5*time.Second) // under ReadTimeout: the header timeout cuts
-	require.NotContains(t, got, "200 OK")
-}
-
-// TestEveryBoundIsSet: the server Start builds bounds every slow-client
-// dimension.
-func TestEveryBoundIsSet(t *testing.T) {
-	t.Parallel()
-	srv := defaultBounds.server(http.NotFoundHandler())
-	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
-		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout} {
-		require.Positive(t, d, name)
-	}
-	require.Positive(t, srv.MaxHeaderBytes)
-}
-
 // TestProfileOutlastsWriteTimeout: a CPU profile longer than WriteTimeout
 // still arrives whole (net/http/pprof extends its write deadline).
 func TestProfileOutlastsWriteTimeout(t *testing.T) {
 	t.Parallel()
-	b := defaultBounds
-	b.write = 200 * time.Millisecond
-	s, err := start("127.0.0.1:0", slog.New(slog.DiscardHandler), b)
+	b := opsserve.DefaultBounds
+	b.Write = 200 * time.Millisecond
+	s, err := opsserve.Listen("pprof", "127.0.0.1:0", Handler(), b, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	defer s.Stop()
 	hc := &http.Client{Timeout: 30 * time.Second}
