@@ -22,7 +22,9 @@ type stopError struct{ reason statestore.ClaimResult }
 
 func (e stopError) Error() string { return "stopped: " + e.reason.String() }
 
-// attempt is one claimed dispatch, from claim to published result.
+// attempt is one claimed dispatch, from claim to published result. Its
+// context is not kept here: execute derives it (begin) and passes it down;
+// the attempt keeps only the means to cancel it.
 type attempt struct {
 	id       statestore.Attempt
 	dispatch *eventsv1.TaskDispatch
@@ -32,12 +34,16 @@ type attempt struct {
 	logs     *logBuffer
 	mask     *masker // the secrets the attempt was given; set before its handler runs
 
-	ctx    context.Context // cancelled with errShutdown or a stopError
-	cancel context.CancelCauseFunc
-
-	mu       sync.Mutex // guards finished and started; orders the start notice before the result
+	// mu guards finished and started, and orders the start notice before
+	// the result; it also guards cancel and refusal.
+	mu       sync.Mutex
 	finished bool
 	started  time.Time
+	// cancel cancels the attempt's context once execute has made it (nil
+	// before). refusal is the first refused heartbeat's stopError: it
+	// cancels the context as soon as there is one, and ends the heartbeats.
+	cancel  context.CancelCauseFunc
+	refusal *stopError
 
 	beatMu     sync.Mutex // serialises heartbeats with handBack
 	handedBack atomic.Bool
@@ -56,10 +62,47 @@ func (a *attempt) finish() {
 	a.mu.Unlock()
 }
 
-// stopped reports the stopError the attempt was cancelled with, if any.
-func (a *attempt) stopped() (stopError, bool) {
+// begin returns the attempt's context, a child of parent (the executors'
+// context, cancelled with errShutdown when the drain time is up), and its
+// cancel function. A heartbeat refused before begin cancels it at once.
+func (a *attempt) begin(parent context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	a.mu.Lock()
+	a.cancel = cancel
+	s := a.refusal
+	a.mu.Unlock()
+	if s != nil {
+		cancel(*s)
+	}
+	return ctx, cancel
+}
+
+// stop records a refused heartbeat and cancels the attempt's context with
+// s, or has begin do it if the attempt has not started yet.
+func (a *attempt) stop(s stopError) {
+	a.mu.Lock()
+	if a.refusal == nil {
+		a.refusal = &s
+	}
+	cancel := a.cancel
+	a.mu.Unlock()
+	if cancel != nil {
+		cancel(s)
+	}
+}
+
+// refused reports whether a heartbeat of the attempt was refused.
+func (a *attempt) refused() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.refusal != nil
+}
+
+// stoppedBy reports the stopError an attempt's context ctx was cancelled
+// with, if any.
+func stoppedBy(ctx context.Context) (stopError, bool) {
 	var s stopError
-	ok := errors.As(context.Cause(a.ctx), &s)
+	ok := errors.As(context.Cause(ctx), &s)
 	return s, ok
 }
 
@@ -92,6 +135,14 @@ func (f *inflight) len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.m)
+}
+
+// leaveAll ends the heartbeats of the attempts still in flight, whose
+// results will not be published: shutdown calls it as maintenance stops.
+func (f *inflight) leaveAll() {
+	for _, a := range f.snapshot() {
+		a.leave()
+	}
 }
 
 // snapshot returns the attempts in flight now.

@@ -13,36 +13,44 @@ import (
 	"github.com/braidhq/braid/pkg/logkey"
 )
 
-// execute runs one claimed attempt to its end: the handler call (with its
-// timeout and panic recovery), a RUNNING notice if it takes longer than
-// StartNotice, the log flush, then its result queued for publishing — or
-// nothing published if the attempt was stopped or handed back.
-func (w *Worker) execute(a *attempt) {
-	defer a.cancel(nil)
+// execute runs one claimed attempt to its end under a context derived from
+// ctx (the executors' context): the handler call (with its timeout and panic
+// recovery), a RUNNING notice if it takes longer than StartNotice, the log
+// flush, then its result queued for publishing — or nothing published if the
+// attempt was stopped or handed back.
+func (w *Worker) execute(ctx context.Context, a *attempt) {
+	ctx, cancel := a.begin(ctx)
+	defer cancel(nil)
 	w.stats.executed.Add(1)
 	a.mu.Lock()
 	a.started = time.Now()
 	a.mu.Unlock()
-	notice := time.AfterFunc(w.cfg.StartNotice, func() { w.startNotice(a) })
-	out, err := w.call(a)
-	notice.Stop()
-	a.finish() // waits for a start notice being queued, so it precedes the result
-	w.conclude(a, out, err, time.Now())
+	noticed := make(chan struct{})
+	notice := time.AfterFunc(w.cfg.StartNotice, func() {
+		defer close(noticed)
+		w.startNotice(ctx, a)
+	})
+	out, err := w.call(ctx, a)
+	if !notice.Stop() {
+		<-noticed // it fired: join its goroutine, so its notice precedes the result
+	}
+	a.finish()
+	w.conclude(ctx, a, out, err, time.Now())
 }
 
-// call runs the handler with the attempt's context (plus the dispatch's
+// call runs the handler with the attempt's context ctx (plus the dispatch's
 // timeout) and turns a panic into a permanent failure.
-func (w *Worker) call(a *attempt) (out any, err error) {
+func (w *Worker) call(ctx context.Context, a *attempt) (out any, err error) {
 	task, err := w.task(a)
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	ctx := a.ctx
+	hctx := ctx
 	if ms := a.dispatch.GetTimeoutMs(); ms > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
+		hctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 		defer cancel()
-		task.Deadline, _ = ctx.Deadline()
+		task.Deadline, _ = hctx.Deadline()
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -51,8 +59,8 @@ func (w *Worker) call(a *attempt) (out any, err error) {
 			out, err = nil, Permanent(fmt.Errorf("handler panicked: %v", r))
 		}
 	}()
-	out, err = a.handler.Handle(ctx, task)
-	if err != nil && a.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	out, err = a.handler.Handle(hctx, task)
+	if err != nil && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s: %w", time.Duration(a.dispatch.GetTimeoutMs())*time.Millisecond, err)
 	}
 	return out, err
@@ -88,21 +96,22 @@ func (w *Worker) task(a *attempt) (*Task, error) {
 // conclude flushes the attempt's logs and queues its result, unless a
 // heartbeat stopped it (the orchestrator moved on: nothing to report) or it
 // failed because the worker is shutting down (its claim is handed back).
-func (w *Worker) conclude(a *attempt, out any, err error, finished time.Time) {
-	if s, ok := a.stopped(); ok {
-		w.flushLogs(a)
+// ctx is the attempt's context, which tells which.
+func (w *Worker) conclude(ctx context.Context, a *attempt, out any, err error, finished time.Time) {
+	if s, ok := stoppedBy(ctx); ok {
+		w.flushLogs(ctx, a)
 		w.inflight.remove(a)
 		w.stats.stopped.Add(1)
 		a.log.Info("attempt stopped; its result is not published", logkey.Reason, s.reason.String())
 		return
 	}
-	if err != nil && errors.Is(context.Cause(a.ctx), errShutdown) {
-		w.flushLogs(a)
-		w.handBack(a)
+	if err != nil && errors.Is(context.Cause(ctx), errShutdown) {
+		w.flushLogs(ctx, a)
+		w.handBack(ctx, a)
 		return
 	}
-	res := w.finalResult(a, out, err, finished)
-	w.flushLogs(a)
+	res := w.finalResult(ctx, a, out, err, finished)
+	w.flushLogs(ctx, a)
 	a.log.Debug("attempt finished", logkey.Status, res.GetStatus().String(), logkey.Duration, finished.Sub(a.started), logkey.Err, res.GetError())
 	if !w.out.push(outgoing{result: res, final: a}) {
 		a.log.Warn("attempt finished after the worker stopped; result not published")
@@ -110,11 +119,12 @@ func (w *Worker) conclude(a *attempt, out any, err error, finished time.Time) {
 	}
 }
 
-// startNotice queues a RUNNING result unless the attempt already finished.
-func (w *Worker) startNotice(a *attempt) {
+// startNotice queues a RUNNING result unless the attempt already finished
+// or its context ctx ended.
+func (w *Worker) startNotice(ctx context.Context, a *attempt) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.finished || a.ctx.Err() != nil {
+	if a.finished || ctx.Err() != nil {
 		return
 	}
 	w.out.push(outgoing{result: w.runningResult(a)})
@@ -124,14 +134,14 @@ func (w *Worker) startNotice(a *attempt) {
 // marked handed_back, on which the orchestrator dispatches the same attempt
 // again without counting a failure (if that result is lost, the released
 // claim makes the reconciler fail the attempt, and the retry policy
-// applies). Idempotent.
-func (w *Worker) handBack(a *attempt) {
+// applies). Idempotent. The release is not cut short by the end of ctx.
+func (w *Worker) handBack(ctx context.Context, a *attempt) {
 	a.beatMu.Lock()
 	defer a.beatMu.Unlock()
 	if a.handedBack.Swap(true) {
 		return
 	}
-	ctx, cancel := w.io()
+	ctx, cancel := w.io(ctx)
 	defer cancel()
 	if err := w.claims.ReleaseClaim(ctx, a.id, w.holder.String()); err != nil {
 		a.log.Warn("hand back attempt: its claim will expire instead", logkey.Err, err)
@@ -143,9 +153,10 @@ func (w *Worker) handBack(a *attempt) {
 	w.out.push(outgoing{result: w.handedBackResult(a)})
 }
 
-// flushLogs appends the attempt's pending log lines to Redis.
-func (w *Worker) flushLogs(a *attempt) {
-	ctx, cancel := w.io()
+// flushLogs appends the attempt's pending log lines to Redis, even if ctx
+// has ended.
+func (w *Worker) flushLogs(ctx context.Context, a *attempt) {
+	ctx, cancel := w.io(ctx)
 	defer cancel()
 	if err := a.logs.flush(ctx, w.rdb); err != nil {
 		a.log.Warn("flush attempt logs", logkey.Err, err)

@@ -18,7 +18,8 @@ const (
 	publishGrace = 10 * time.Second
 )
 
-// running holds what Run started and shutdown stops.
+// running holds what Run started and shutdown stops: the functions that end
+// each part, not the parts' contexts, which start passes to them.
 type running struct {
 	prod       *eventbus.Producer
 	cons       *eventbus.Consumer
@@ -31,34 +32,36 @@ type running struct {
 	liveDone   <-chan struct{}
 }
 
-// start launches the executors, the publisher and the maintenance loop.
+// start launches the executors, the publisher, the maintenance loop and
+// the liveness renewal, each under its own context derived from ctx without
+// its cancellation: they outlive ctx, and shutdown ends them in turn. The
+// executors' context is the parent of every attempt's; it is cancelled with
+// errShutdown when the drain time is up.
 func (w *Worker) start(ctx context.Context, prod *eventbus.Producer, cons *eventbus.Consumer) *running {
 	w.started = time.Now()
-	w.base = context.WithoutCancel(ctx)
-	execCtx, cancelExec := context.WithCancelCause(w.base)
-	w.execCtx = execCtx
-	pubCtx, stopPub := context.WithCancel(w.base)
-	maintCtx, stopMaint := context.WithCancel(w.base)
-	w.maintCtx = maintCtx
-	w.announce()
+	base := context.WithoutCancel(ctx)
+	execCtx, cancelExec := context.WithCancelCause(base)
+	pubCtx, stopPub := context.WithCancel(base)
+	maintCtx, stopMaint := context.WithCancel(base)
+	w.announce(base)
 	return &running{
 		liveDone: goDone(func() { w.keepLiving(maintCtx) }),
 		prod:     prod, cons: cons,
-		cancelExec: cancelExec, execDone: w.startExecutors(),
+		cancelExec: cancelExec, execDone: w.startExecutors(execCtx),
 		stopPub: stopPub, pubDone: goDone(func() { w.publishLoop(pubCtx, prod) }),
 		stopMaint: stopMaint, maintDone: goDone(func() { w.maintain(maintCtx) }),
 	}
 }
 
-// startExecutors starts the fixed pool of Concurrency executors. Each returns
-// its slot after every attempt; the returned channel closes when all have
-// exited (after work is closed).
-func (w *Worker) startExecutors() <-chan struct{} {
+// startExecutors starts the fixed pool of Concurrency executors, which run
+// attempts under ctx. Each returns its slot after every attempt; the returned
+// channel closes when all have exited (after work is closed).
+func (w *Worker) startExecutors(ctx context.Context) <-chan struct{} {
 	var wg sync.WaitGroup
 	for range w.cfg.Concurrency {
 		wg.Go(func() {
 			for a := range w.work {
-				w.execute(a)
+				w.execute(ctx, a)
 				w.slots <- struct{}{}
 			}
 		})
@@ -68,9 +71,11 @@ func (w *Worker) startExecutors() <-chan struct{} {
 
 // shutdown runs after fetching stopped: leave the consumer group (so other
 // workers take over its partitions while this one drains; everything fetched
-// but not settled is delivered to them), drain, hand back, publish, close.
-// Every wait is bounded.
-func (w *Worker) shutdown(r *running) {
+// but not settled is delivered to them), drain, hand back, publish, stop
+// maintenance and the heartbeats, close. Every wait is bounded but the one
+// for the heartbeats, each of which ends within ioTimeout. ctx is Run's
+// (ended) context: its values go with the hand-backs' I/O.
+func (w *Worker) shutdown(ctx context.Context, r *running) {
 	w.commits.Close() // what was settled is committed before the group moves on
 	if err := r.cons.Close(); err != nil {
 		w.log.Warn("close consumer", logkey.Err, err)
@@ -80,7 +85,7 @@ func (w *Worker) shutdown(r *running) {
 		w.log.Warn("drain timeout: cancelling attempts still running", logkey.InFlight, w.inflight.len())
 		r.cancelExec(errShutdown)
 		if !waitDone(r.execDone, handbackGrace) {
-			w.abandon()
+			w.abandon(ctx)
 		}
 	}
 	w.out.close()
@@ -89,8 +94,10 @@ func (w *Worker) shutdown(r *running) {
 		<-r.pubDone
 	}
 	r.stopMaint()
+	w.inflight.leaveAll() // what is left had its result lost: its heartbeats end
 	<-r.maintDone
 	<-r.liveDone
+	w.beats.Wait()
 	// The liveness key is left to expire (LivenessTimeout), not deleted:
 	// everything was finished or handed back, and a deleted key would make
 	// the maintenance leader reconcile at once and declare lost an attempt
@@ -106,8 +113,9 @@ func (w *Worker) shutdown(r *running) {
 
 // abandon releases the claims of attempts whose handlers ignored
 // cancellation, so that the reconciler re-dispatches them; their results, if
-// they ever come, are not published.
-func (w *Worker) abandon() {
+// they ever come, are not published. Their executors are the only
+// goroutines of the worker that Run does not wait for.
+func (w *Worker) abandon(ctx context.Context) {
 	for _, a := range w.inflight.snapshot() {
 		a.mu.Lock()
 		done := a.finished
@@ -116,7 +124,7 @@ func (w *Worker) abandon() {
 			continue
 		}
 		a.log.Error("handler ignored cancellation; handing the attempt back without it")
-		w.handBack(a)
+		w.handBack(ctx, a)
 	}
 }
 

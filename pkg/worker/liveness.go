@@ -15,9 +15,9 @@ func (w *Worker) livenessEvery() time.Duration { return w.cfg.LivenessTimeout / 
 // tells the orchestrators that the worker started, so that attempts a
 // killed predecessor under the same id still holds are found orphaned
 // and dispatched again at once instead of after a heartbeat timeout.
-func (w *Worker) announce() {
-	w.renewLiveness(true)
-	ctx, cancel := w.io()
+func (w *Worker) announce(ctx context.Context) {
+	w.renewLiveness(ctx, true)
+	ctx, cancel := w.io(ctx)
 	defer cancel()
 	if err := w.rdb.Publish(ctx, w.keys.WorkerChannel(), w.cfg.ID).Err(); err != nil {
 		w.log.Warn("announce start", logkey.Err, err)
@@ -35,7 +35,7 @@ func (w *Worker) keepLiving(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			w.renewLiveness(false)
+			w.renewLiveness(ctx, false)
 		}
 	}
 }
@@ -44,9 +44,10 @@ func (w *Worker) keepLiving(ctx context.Context) {
 // worker's id. Another incarnation found there at start is a killed
 // predecessor; found later, it is a second live process using the same id,
 // which makes each declare the other's attempts lost: that is logged as an
-// error, since worker ids must be unique among live workers.
-func (w *Worker) renewLiveness(first bool) {
-	ctx, cancel := context.WithTimeout(w.base, w.livenessEvery())
+// error, since worker ids must be unique among live workers. The call is
+// bounded by livenessEvery, not by ctx.
+func (w *Worker) renewLiveness(ctx context.Context, first bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.livenessEvery())
 	defer cancel()
 	prev, err := w.claims.RenewLiveness(ctx, w.cfg.ID, w.holder.Incarnation, w.cfg.LivenessTimeout)
 	switch {

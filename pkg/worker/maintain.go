@@ -23,8 +23,8 @@ func (w *Worker) maintain(ctx context.Context) {
 	defer beat.Stop()
 	flush := time.NewTicker(w.cfg.LogFlushInterval)
 	defer flush.Stop()
-	w.register()
-	defer w.unregister()
+	w.register(ctx)
+	defer w.unregister(ctx)
 	stops := w.subscribeStops(ctx)
 	defer stops.Close()
 	for {
@@ -32,12 +32,12 @@ func (w *Worker) maintain(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case m := <-stops.Channel():
-			w.heartbeatRun(m.Payload)
+			w.heartbeatRun(ctx, m.Payload)
 		case <-beat.C:
-			w.register()
+			w.register(ctx)
 		case <-flush.C:
 			for _, a := range w.inflight.snapshot() {
-				w.flushLogs(a)
+				w.flushLogs(ctx, a)
 			}
 		}
 	}
@@ -51,8 +51,9 @@ func (w *Worker) beatEvery(ttl time.Duration) time.Duration {
 }
 
 // keepAlive refreshes a's claim every beatEvery(a.ttl) from the moment it
-// was claimed until it leaves the in-flight set (its result published, or
-// it was stopped or handed back) or the worker's maintenance stops.
+// was claimed until it leaves the in-flight set (its result published, it
+// was stopped or handed back, or the worker stopped: inflight.leaveAll) or
+// ctx ends. Each refresh is bounded by ioTimeout, not by ctx.
 func (w *Worker) keepAlive(ctx context.Context, a *attempt) {
 	t := time.NewTicker(w.beatEvery(a.ttl))
 	defer t.Stop()
@@ -63,7 +64,7 @@ func (w *Worker) keepAlive(ctx context.Context, a *attempt) {
 		case <-a.gone:
 			return
 		case <-t.C:
-			w.check(a)
+			w.check(ctx, a)
 		}
 	}
 }
@@ -72,14 +73,14 @@ func (w *Worker) keepAlive(ctx context.Context, a *attempt) {
 // orchestrator cancelled the attempt or moved on: the attempt's context is
 // cancelled and its result will not be published. A Redis error is only
 // logged; the claim outlives two missed beats.
-func (w *Worker) check(a *attempt) {
-	res, err := w.beat(a)
+func (w *Worker) check(ctx context.Context, a *attempt) {
+	res, err := w.beat(ctx, a)
 	switch {
 	case err != nil:
 		a.log.Warn("heartbeat", logkey.Err, err)
 	case res != statestore.ClaimOK:
 		a.log.Info("heartbeat refused: stopping attempt", logkey.Reason, res.String())
-		a.cancel(stopError{reason: res})
+		a.stop(stopError{reason: res})
 	}
 }
 
@@ -92,23 +93,24 @@ func (w *Worker) subscribeStops(ctx context.Context) *redis.PubSub {
 
 // heartbeatRun checks at once the claims of run's attempts in flight, so
 // that a cancelled attempt stops within a round trip of the announcement.
-func (w *Worker) heartbeatRun(run string) {
+func (w *Worker) heartbeatRun(ctx context.Context, run string) {
 	for _, a := range w.inflight.snapshot() {
 		if a.id.Run == run {
-			w.check(a)
+			w.check(ctx, a)
 		}
 	}
 }
 
 // beat refreshes a's claim unless a was stopped or handed back. beatMu keeps a
-// beat from re-taking a claim that handBack is releasing.
-func (w *Worker) beat(a *attempt) (statestore.ClaimResult, error) {
+// beat from re-taking a claim that handBack is releasing. The call is not cut
+// short by the end of ctx.
+func (w *Worker) beat(ctx context.Context, a *attempt) (statestore.ClaimResult, error) {
 	a.beatMu.Lock()
 	defer a.beatMu.Unlock()
-	if _, stopped := a.stopped(); stopped || a.handedBack.Load() {
+	if a.refused() || a.handedBack.Load() {
 		return statestore.ClaimOK, nil
 	}
-	ctx, cancel := w.io()
+	ctx, cancel := w.io(ctx)
 	defer cancel()
 	return w.claims.Heartbeat(ctx, a.id, w.holder.String(), a.ttl)
 }

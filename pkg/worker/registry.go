@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -17,22 +18,23 @@ func (w *Worker) status() records.WorkerStatus {
 	}
 }
 
-// register writes the worker's registry entry.
-func (w *Worker) register() {
+// register writes the worker's registry entry, even if ctx has ended.
+func (w *Worker) register(ctx context.Context) {
 	b, err := json.Marshal(w.status())
 	if err != nil { // plain fields: cannot fail
 		return
 	}
-	ctx, cancel := w.io()
+	ctx, cancel := w.io(ctx)
 	defer cancel()
 	if err := w.rdb.HSet(ctx, w.keys.Workers(), w.cfg.ID, b).Err(); err != nil {
 		w.log.Warn("register worker", logkey.Err, err)
 	}
 }
 
-// unregister deletes the worker's registry entry.
-func (w *Worker) unregister() {
-	ctx, cancel := w.io()
+// unregister deletes the worker's registry entry, even if ctx has ended:
+// maintain calls it as it stops.
+func (w *Worker) unregister(ctx context.Context) {
+	ctx, cancel := w.io(ctx)
 	defer cancel()
 	if err := w.rdb.HDel(ctx, w.keys.Workers(), w.cfg.ID).Err(); err != nil {
 		w.log.Warn("unregister worker", logkey.Err, err)

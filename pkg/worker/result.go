@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -52,8 +53,8 @@ func (w *Worker) noHandlerResult(d *eventsv1.TaskDispatch) *eventsv1.TaskResult 
 // finalResult turns the handler's return values into a's result: SUCCEEDED
 // with the output as JSON, or FAILED with the error, its permanence and the
 // output when the handler returned one. A large output is stored in Redis
-// and referenced.
-func (w *Worker) finalResult(a *attempt, out any, herr error, finished time.Time) *eventsv1.TaskResult {
+// and referenced (with ctx's values, even if ctx has ended).
+func (w *Worker) finalResult(ctx context.Context, a *attempt, out any, herr error, finished time.Time) *eventsv1.TaskResult {
 	r := w.baseResult(a)
 	r.FinishedAtMs = finished.UnixMilli()
 	if herr == nil {
@@ -64,7 +65,7 @@ func (w *Worker) finalResult(a *attempt, out any, herr error, finished time.Time
 			return r
 		}
 		r.Status = eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED
-		if err := w.attachOutput(a, r, a.mask.jsonBytes(b)); err != nil {
+		if err := w.attachOutput(ctx, a, r, a.mask.jsonBytes(b)); err != nil {
 			r.Status, r.Error = eventsv1.TaskStatus_TASK_STATUS_FAILED, err.Error()
 		}
 		return r
@@ -76,7 +77,7 @@ func (w *Worker) finalResult(a *attempt, out any, herr error, finished time.Time
 	}
 	if out != nil {
 		if b, err := json.Marshal(out); err == nil {
-			_ = w.attachOutput(a, r, a.mask.jsonBytes(b)) // the handler's error matters more; attachOutput logged
+			_ = w.attachOutput(ctx, a, r, a.mask.jsonBytes(b)) // the handler's error matters more; attachOutput logged
 		}
 	}
 	return r
@@ -84,8 +85,9 @@ func (w *Worker) finalResult(a *attempt, out any, herr error, finished time.Time
 
 // attachOutput puts out in r, or — when it is larger than MaxInlineOutput —
 // stores it under Keys.Blob and sets r.OutputRef to that key. The error says
-// the output could not be stored (a retryable failure).
-func (w *Worker) attachOutput(a *attempt, r *eventsv1.TaskResult, out []byte) error {
+// the output could not be stored (a retryable failure). Neither the calls
+// nor the pauses between them are cut short by the end of ctx.
+func (w *Worker) attachOutput(ctx context.Context, a *attempt, r *eventsv1.TaskResult, out []byte) error {
 	if len(out) <= w.cfg.MaxInlineOutput {
 		r.Output = out
 		return nil
@@ -93,15 +95,15 @@ func (w *Worker) attachOutput(a *attempt, r *eventsv1.TaskResult, out []byte) er
 	key := w.keys.Blob(a.id.Run, a.id.Node, a.id.Instance, a.id.Attempt)
 	var err error
 	for try := range blobTries {
-		ctx, cancel := w.io()
-		err = w.rdb.Set(ctx, key, out, 0).Err()
+		sctx, cancel := w.io(ctx)
+		err = w.rdb.Set(sctx, key, out, 0).Err()
 		cancel()
 		if err == nil {
 			r.OutputRef = key
 			return nil
 		}
 		if try < blobTries-1 {
-			_ = clock.Sleep(w.base, backoff(try)) // a stopping worker tries once more, then gives up
+			_ = clock.Sleep(context.WithoutCancel(ctx), backoff(try))
 		}
 	}
 	a.log.Warn("store large output", logkey.Bytes, len(out), logkey.Err, err)

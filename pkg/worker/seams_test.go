@@ -72,7 +72,6 @@ func TestSettleOverTheSeams(t *testing.T) {
 	w.claims = claims
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w.base, w.execCtx, w.maintCtx = ctx, ctx, ctx
 	msg := func(node string) eventbus.Message {
 		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, "r",
 			&eventsv1.TaskDispatch{RunId: "r", NodeId: node, Attempt: 1, Handler: "noop"})
@@ -91,6 +90,7 @@ func TestSettleOverTheSeams(t *testing.T) {
 	require.Equal(t, "bad record", bus.dead[1])
 	require.EqualValues(t, 1, w.Stats().Dropped)
 	for _, a := range attempts {
-		close(a.gone) // ends its heartbeat goroutine
+		a.leave() // ends its heartbeat goroutine
 	}
+	w.beats.Wait()
 }

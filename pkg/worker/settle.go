@@ -95,7 +95,7 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 				return i, attempts
 			}
 		default:
-			if a := w.claimed(in, res[in.claim].Result); a != nil {
+			if a := w.claimed(ctx, in, res[in.claim].Result); a != nil {
 				attempts = append(attempts, a)
 			}
 		}
@@ -115,8 +115,9 @@ func claimsBefore(ins []inbound) int {
 }
 
 // claimed acts on a dispatch's claim result: a refused claim drops it, a
-// missing handler fails it, and an accepted one becomes an attempt.
-func (w *Worker) claimed(in inbound, res statestore.ClaimResult) *attempt {
+// missing handler fails it, and an accepted one becomes an attempt whose
+// heartbeats do their I/O with ctx's values.
+func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimResult) *attempt {
 	log := w.attemptLog(in)
 	if res != statestore.ClaimOK {
 		w.stats.dropped.Add(1)
@@ -131,7 +132,7 @@ func (w *Worker) claimed(in inbound, res statestore.ClaimResult) *attempt {
 		w.out.push(outgoing{result: w.noHandlerResult(in.d)})
 		return nil
 	}
-	return w.newAttempt(in.id, in.d, h, in.ttl, log)
+	return w.newAttempt(ctx, in.id, in.d, h, in.ttl, log)
 }
 
 // attemptLog is the logger of in's attempt.
@@ -168,7 +169,7 @@ func heartbeatTimeout(d *eventsv1.TaskDispatch) time.Duration {
 // stored are also known to be ours.
 func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) ([]statestore.Claimed, bool) {
 	for try := 0; ; try++ {
-		cctx, cancel := w.io()
+		cctx, cancel := w.io(ctx)
 		res, err := w.claims.ClaimAttempts(cctx, reqs, w.holder.String())
 		cancel()
 		if err == nil {
@@ -186,7 +187,7 @@ func (w *Worker) claimAll(ctx context.Context, reqs []statestore.ClaimRequest) (
 // progress is not cut short by ctx.
 func (w *Worker) deadLetter(ctx context.Context, prod eventbus.Publisher, m eventbus.Message, reason string) bool {
 	for try := 0; ; try++ {
-		cctx, cancel := w.io()
+		cctx, cancel := w.io(ctx)
 		err := prod.DeadLetter(cctx, m, reason)
 		cancel()
 		if err == nil {
@@ -201,15 +202,18 @@ func (w *Worker) deadLetter(ctx context.Context, prod eventbus.Publisher, m even
 	}
 }
 
-// newAttempt registers a claimed attempt as in flight.
-func (w *Worker) newAttempt(id statestore.Attempt, d *eventsv1.TaskDispatch, h Handler, ttl time.Duration, log *slog.Logger) *attempt {
-	ctx, cancel := context.WithCancelCause(w.execCtx)
+// newAttempt registers a claimed attempt as in flight and starts its
+// heartbeats (keepAlive, counted in w.beats), which end when it leaves the
+// in-flight set. They do their I/O with ctx's values, not its cancellation:
+// a claim taken while fetching is kept alive while the worker drains.
+func (w *Worker) newAttempt(ctx context.Context, id statestore.Attempt, d *eventsv1.TaskDispatch, h Handler, ttl time.Duration, log *slog.Logger) *attempt {
 	a := &attempt{
 		id: id, dispatch: d, handler: h, ttl: ttl, log: log,
 		logs: newLogBuffer(w.keys.Logs(id.Run, id.Node, id.Instance, id.Attempt), w.cfg.LogLinesCap),
-		ctx:  ctx, cancel: cancel, gone: make(chan struct{}),
+		gone: make(chan struct{}),
 	}
 	w.inflight.add(a)
-	go w.keepAlive(w.maintCtx, a)
+	beatCtx := context.WithoutCancel(ctx)
+	w.beats.Go(func() { w.keepAlive(beatCtx, a) })
 	return a
 }

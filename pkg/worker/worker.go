@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,15 +44,9 @@ type Worker struct {
 	stats    counters
 	running  atomic.Bool
 	started  time.Time
-
-	// base is Run's context without its cancellation: the parent of the I/O
-	// done while shutting down. execCtx is the parent of every attempt's
-	// context; it is cancelled with errShutdown when the drain time is up.
-	base    context.Context
-	execCtx context.Context
-	// maintCtx ends the maintenance loop and every attempt's heartbeats
-	// once shutdown has published what it could.
-	maintCtx context.Context
+	// beats counts the attempts' heartbeat goroutines (keepAlive), started
+	// at claim time on the fetch path; shutdown waits for them.
+	beats sync.WaitGroup
 }
 
 // New validates cfg, applies its defaults and returns a Worker. It connects
@@ -92,9 +87,13 @@ func (w *Worker) Holder() string { return w.holder.String() }
 
 // Run consumes and executes dispatches until ctx is done, then shuts down
 // gracefully (see the package doc) and returns nil. Shutting down takes at
-// most about DrainTimeout plus a few seconds. Kafka and Redis errors while
-// running are logged and retried; Run returns an error only if it cannot
-// create its Kafka clients (or is called a second time).
+// most about DrainTimeout plus a few seconds. Every goroutine Run started
+// has returned by then — the executors, each attempt's heartbeats and start
+// notice, the publisher, the maintenance and liveness loops — except the
+// executor of a handler that ignored cancellation for handbackGrace after
+// the drain (its attempt is handed back without it). Kafka and Redis errors
+// while running are logged and retried; Run returns an error only if it
+// cannot create its Kafka clients (or is called a second time).
 //
 // The topics must exist (eventbus.EnsureTopics with task.dispatch and
 // task.complete, which also creates task.dispatch.dlq).
@@ -115,7 +114,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.commits = eventbus.NewCommitter(cons, eventbus.DefaultCommitDelay, w.log)
 	w.log.Info("worker started", logkey.Handlers, w.handlers, logkey.Concurrency, w.cfg.Concurrency, logkey.Group, w.cfg.Group)
 	err = w.fetchLoop(ctx, cons, prod)
-	w.shutdown(r)
+	w.shutdown(ctx, r)
 	return err
 }
 
@@ -145,7 +144,10 @@ func (w *Worker) Stats() Stats {
 }
 
 // io returns a context for one Redis call made on behalf of the worker itself
-// (not of a handler), bounded by ioTimeout and alive during shutdown.
-func (w *Worker) io() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(w.base, ioTimeout)
+// (not of a handler): ctx's values without its cancellation, bounded by
+// ioTimeout. A call is never cut short by the end of ctx, so that what the
+// worker does while stopping (claims, hand-backs, log flushes, removing its
+// registry entry) is done whichever of its contexts has ended.
+func (w *Worker) io(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
 }
