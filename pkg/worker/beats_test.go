@@ -10,7 +10,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testinfra"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 )
