@@ -8,6 +8,7 @@ package svcmain
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"io"
 	"log/slog"
@@ -19,6 +20,8 @@ import (
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/pprofserve"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/redis/go-redis/v9"
 )
 
 // Exit codes of Main.
@@ -99,3 +102,16 @@ type badConfig struct{ err error }
 
 func (b badConfig) Error() string { return b.err.Error() }
 func (b badConfig) Unwrap() error { return b.err }
+
+// WithRedis opens the Redis client at url (roots: a private CA's pool for
+// rediss://, or nil), runs run with it, and closes it once run returned:
+// a service's clients belong to its caller, which opens them before the
+// service starts and closes them after it stopped.
+func WithRedis(ctx context.Context, url string, roots *x509.CertPool, run func(rdb *redis.Client) error) error {
+	rdb, err := statestore.NewClient(ctx, url, RedisDialTimeout, roots)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	return run(rdb)
+}

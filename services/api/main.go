@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/braidhq/braid/services/api/internal/config"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() { os.Exit(svcmain.Main("api", config.Load, run)) }
@@ -23,9 +23,8 @@ func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
 	if err != nil {
 		return svcmain.BadConfig(err)
 	}
-	if cfg.Redis, err = statestore.NewClient(ctx, env.RedisURL, svcmain.RedisDialTimeout, env.RedisCAs); err != nil {
-		return err
-	}
-	defer cfg.Redis.Close()
-	return apisvc.Run(ctx, cfg)
+	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb *redis.Client) error {
+		cfg.Redis = rdb
+		return apisvc.Run(ctx, cfg)
+	})
 }

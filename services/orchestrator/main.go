@@ -8,21 +8,17 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/services/orchestrator/internal/config"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() { os.Exit(svcmain.Main("orchestrator", config.Load, run)) }
 
-// run opens the Redis client the orchestrator uses and closes it once the
-// orchestrator has stopped: the service's clients belong to its caller.
+// run runs the orchestrator with its Redis client (svcmain.WithRedis).
 func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
-	rdb, err := statestore.NewClient(ctx, env.RedisURL, svcmain.RedisDialTimeout, env.RedisCAs)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	return orchsvc.Run(ctx, env.Service(rdb, logger))
+	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb *redis.Client) error {
+		return orchsvc.Run(ctx, env.Service(rdb, logger))
+	})
 }

@@ -8,21 +8,17 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/services/worker/internal/config"
 	"github.com/braidhq/braid/services/worker/workersvc"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() { os.Exit(svcmain.Main("worker", config.Load, run)) }
 
-// run opens the Redis client the worker uses and closes it once the worker
-// has stopped: the service's clients belong to its caller.
+// run runs the worker with its Redis client (svcmain.WithRedis).
 func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
-	rdb, err := statestore.NewClient(ctx, env.RedisURL, svcmain.RedisDialTimeout, env.RedisCAs)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	return workersvc.Run(ctx, env.Service(rdb, logger))
+	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb *redis.Client) error {
+		return workersvc.Run(ctx, env.Service(rdb, logger))
+	})
 }
