@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/dag"
 	"github.com/braidhq/braid/pkg/runstate"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -33,13 +34,13 @@ func TestWireGolden(t *testing.T) {
 	}{
 		{"run_full", (&Server{}).viewRun(context.Background(), full, now)},
 		{"run_bare", (&Server{}).viewRun(context.Background(), bare, now)},
-		{"run_page", runList{Items: []runSummary{summarize(full.id, full.stored.Fields), summarize(bare.id, bare.stored.Fields)},
+		{"run_page", apiwire.RunPage{Items: []apiwire.RunSummary{summarize(full.id, full.stored.Fields), summarize(bare.id, bare.stored.Fields)},
 			NextCursor: "cur"}},
-		{"run_page_empty", runList{Items: []runSummary{}}},
+		{"run_page_empty", apiwire.RunPage{Items: []apiwire.RunSummary{}}},
 		{"task_fanout", full.task(2, w, now)},
 		{"schedule_full", newScheduleDoc(goldenSchedule(now))},
 		{"schedule_bare", newScheduleDoc(statestore.StoredSchedule{Def: statestore.ScheduleDef{ID: "s2", Workflow: "wf", Cron: "@daily"}})},
-		{"schedule_page", scheduleList{Items: []scheduleDoc{newScheduleDoc(goldenSchedule(now))}, NextCursor: "next"}},
+		{"schedule_page", apiwire.SchedulePage{Items: []apiwire.Schedule{newScheduleDoc(goldenSchedule(now))}, NextCursor: "next"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
