@@ -2,8 +2,11 @@
 // that both the api (services/api/apisvc) and its clients (the braid CLI)
 // use, so a field is named in one place and the CLI cannot drift from the
 // server. It imports nothing of ours and nothing of the server's (gin,
-// Redis), so a client pays only for encoding/json. The field names are
-// pinned by services/api/apisvc/openapi.json and its tests.
+// Redis), so a client pays only for encoding/json and time. The field
+// names are pinned by services/api/apisvc/openapi.json and its tests, the
+// exact bytes of runs, tasks and schedules by apisvc's TestWireGolden.
+// Times are Time: RFC 3339 text in UTC with milliseconds, left out or ""
+// when unset.
 package apiwire
 
 // ProblemContentType is the media type of error responses (RFC 9457).

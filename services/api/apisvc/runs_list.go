@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
@@ -21,26 +22,6 @@ const runScanBatches = 20
 var runStatuses = []records.RunStatus{
 	records.RunPending, records.RunRunning, records.RunSucceeded,
 	records.RunFailed, records.RunCancelling, records.RunCancelled,
-}
-
-// runSummary is one item of GET /runs.
-type runSummary struct {
-	ID          string `json:"id"`
-	Workflow    string `json:"workflow"`
-	Version     int    `json:"version"`
-	Status      string `json:"status"`
-	Paused      bool   `json:"paused"`
-	CreatedAt   string `json:"created_at,omitempty"`
-	StartedAt   string `json:"started_at,omitempty"`
-	FinishedAt  string `json:"finished_at,omitempty"`
-	Error       string `json:"error,omitempty"`
-	RequestedBy string `json:"requested_by,omitempty"`
-}
-
-// runList is a page of runs.
-type runList struct {
-	Items      []runSummary `json:"items"`
-	NextCursor string       `json:"next_cursor,omitempty"`
 }
 
 // runFilter is the parsed query of GET /runs.
@@ -104,8 +85,8 @@ func runFilterOf(c *gin.Context) (runFilter, error) {
 
 // scanRuns reads the index in batches, keeping runs that match f, until
 // the page is full, the index ends or runScanBatches were read.
-func (s *Server) scanRuns(ctx context.Context, key string, f runFilter) (runList, error) {
-	out := runList{Items: []runSummary{}}
+func (s *Server) scanRuns(ctx context.Context, key string, f runFilter) (apiwire.RunPage, error) {
+	out := apiwire.RunPage{Items: []apiwire.RunSummary{}}
 	after := f.after
 	for range runScanBatches {
 		batch, err := statestore.PageSorted(ctx, s.rdb, key, after, f.limit, true)
@@ -143,14 +124,14 @@ func runCursor(z redis.Z) string {
 	return cursor{List: "runs", Score: z.Score, Member: z.Member.(string)}.encode()
 }
 
-// summarize builds a runSummary from RunSummaryFields.
-func summarize(id string, m map[string]string) runSummary {
+// summarize builds a run's summary from RunSummaryFields.
+func summarize(id string, m map[string]string) apiwire.RunSummary {
 	v, _ := strconv.Atoi(m[records.FieldVersion])
-	return runSummary{
+	return apiwire.RunSummary{
 		ID: id, Workflow: m[records.FieldWorkflow], Version: v, Status: m[records.FieldStatus],
 		Paused:    m[records.FieldPaused] == "1",
-		CreatedAt: formatMs(parseMs(m[records.FieldCreated])), StartedAt: formatMs(parseMs(m[records.FieldStarted])),
-		FinishedAt: formatMs(parseMs(m[records.FieldFinished])), Error: m[records.FieldError],
+		CreatedAt: apiwire.UnixMilli(parseMs(m[records.FieldCreated])), StartedAt: apiwire.UnixMilli(parseMs(m[records.FieldStarted])),
+		FinishedAt: apiwire.UnixMilli(parseMs(m[records.FieldFinished])), Error: m[records.FieldError],
 		RequestedBy: m[records.FieldRequestedBy],
 	}
 }

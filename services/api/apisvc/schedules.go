@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/schedule"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
@@ -16,42 +17,18 @@ import (
 // scheduleIDShape is what a schedule id may hold (the api makes UUIDv7s).
 var scheduleIDShape = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// scheduleDoc is a schedule as the api shows it.
-type scheduleDoc struct {
-	ID            string          `json:"id"`
-	Workflow      string          `json:"workflow"`
-	Cron          string          `json:"cron"`
-	Timezone      string          `json:"timezone"`
-	Input         json.RawMessage `json:"input"`
-	Enabled       bool            `json:"enabled"`
-	Overlap       string          `json:"overlap"`
-	NextFireAt    string          `json:"next_fire_at,omitempty"`
-	LastFireAt    string          `json:"last_fire_at,omitempty"`
-	LastRunID     string          `json:"last_run_id,omitempty"`
-	LastSkippedAt string          `json:"last_skipped_at,omitempty"`
-	LastError     string          `json:"last_error,omitempty"`
-	CreatedAt     string          `json:"created_at"`
-	UpdatedAt     string          `json:"updated_at"`
-	CreatedBy     string          `json:"created_by,omitempty"`
-}
-
-// scheduleList is a page of schedules.
-type scheduleList struct {
-	Items      []scheduleDoc `json:"items"`
-	NextCursor string        `json:"next_cursor,omitempty"`
-}
-
-func newScheduleDoc(s statestore.StoredSchedule) scheduleDoc {
+// newScheduleDoc shows a stored schedule; an unset input shows as {}.
+func newScheduleDoc(s statestore.StoredSchedule) apiwire.Schedule {
 	d := s.Def
 	input := d.Input
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	return scheduleDoc{
+	return apiwire.Schedule{
 		ID: d.ID, Workflow: d.Workflow, Cron: d.Cron, Timezone: d.Timezone, Input: input, Enabled: d.Enabled,
-		Overlap: d.Overlap, NextFireAt: formatTime(s.Next), LastFireAt: formatTime(s.LastFire), LastRunID: s.LastRun,
-		LastSkippedAt: formatTime(s.LastSkip), LastError: s.LastError,
-		CreatedAt: formatMs(d.CreatedMs), UpdatedAt: formatMs(d.UpdatedMs), CreatedBy: d.CreatedBy,
+		Overlap: d.Overlap, NextFireAt: apiwire.At(s.Next), LastFireAt: apiwire.At(s.LastFire), LastRunID: s.LastRun,
+		LastSkippedAt: apiwire.At(s.LastSkip), LastError: s.LastError,
+		CreatedAt: apiwire.UnixMilli(d.CreatedMs), UpdatedAt: apiwire.UnixMilli(d.UpdatedMs), CreatedBy: d.CreatedBy,
 	}
 }
 

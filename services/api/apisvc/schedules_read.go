@@ -3,6 +3,7 @@ package apisvc
 import (
 	"net/http"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
@@ -35,7 +36,7 @@ func (s *Server) listSchedules(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	out := scheduleList{Items: make([]scheduleDoc, 0, len(stored))}
+	out := apiwire.SchedulePage{Items: make([]apiwire.Schedule, 0, len(stored))}
 	for _, st := range stored {
 		if st != nil { // deleted since the page was read
 			out.Items = append(out.Items, newScheduleDoc(*st))

@@ -1,11 +1,13 @@
 package apisvc_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,6 +88,17 @@ func TestScheduleCRUD(t *testing.T) {
 	e.must(req{method: "PATCH", path: "/schedules/" + s.ID, body: map[string]any{"enabled": true}}, http.StatusNotFound).problem(t)
 	e.must(req{method: "GET", path: "/schedules/no-such-schedule"}, http.StatusNotFound).problem(t)
 	e.must(req{method: "GET", path: "/schedules/bad%20id", malformed: true}, http.StatusBadRequest).problem(t)
+
+	// The body a client sends (apiwire.NewSchedule, as the CLI does) is a
+	// valid create; its answer decodes into apiwire.Schedule.
+	var made apiwire.Schedule
+	e.must(req{method: "POST", path: "/schedules", body: apiwire.NewSchedule{Workflow: name, Cron: "@daily",
+		Input: json.RawMessage(`{"date":"2026-01-01"}`), Enabled: true}}, http.StatusCreated).json(t, &made)
+	require.Equal(t, "UTC", made.Timezone, "default time zone")
+	require.Equal(t, "skip", made.Overlap, "default overlap")
+	require.False(t, made.NextFireAt.IsZero())
+	require.False(t, made.CreatedAt.IsZero())
+	require.True(t, made.LastFireAt.IsZero())
 }
 
 // TestScheduleBadInput checks every bad field is a 4xx problem naming its path.

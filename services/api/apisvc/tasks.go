@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
@@ -22,40 +23,10 @@ type taskView struct {
 	Instance int    `json:"instance"`
 	// FanOut marks a row that is one instance of a fan-out node (Instance is its index).
 	FanOut bool `json:"fan_out,omitempty"`
-	nodeFields
+	apiwire.NodeFields
 	Output json.RawMessage `json:"output,omitempty"`
 	// InstancePage pages through a fan-out node's instances (GET of the node).
-	InstancePage *instancePage `json:"instance_page,omitempty"`
-}
-
-// instancePage is a page of one fan-out node's instances.
-type instancePage struct {
-	Items      []taskView `json:"items"`
-	NextCursor string     `json:"next_cursor,omitempty"`
-}
-
-// nodeFields are the node view fields a task shares (without id and edges).
-type nodeFields struct {
-	Handler       string `json:"handler"`
-	State         string `json:"state"`
-	Attempt       int    `json:"attempt"`
-	QueuedAt      string `json:"queued_at,omitempty"`
-	StartedAt     string `json:"started_at,omitempty"`
-	FinishedAt    string `json:"finished_at,omitempty"`
-	DurationMs    *int64 `json:"duration_ms,omitempty"`
-	Worker        string `json:"worker,omitempty"`
-	Error         string `json:"error,omitempty"`
-	Reason        string `json:"reason,omitempty"`
-	RetryAt       string `json:"retry_at,omitempty"`
-	WaitingReason string `json:"waiting_reason,omitempty"`
-	// MaxAttempts is what the node's retry policy allows (0 when unknown).
-	MaxAttempts int `json:"max_attempts,omitempty"`
-	// Lost counts losses of the current attempt with its worker.
-	Lost int `json:"lost,omitempty"`
-	// PastAttempts are earlier runs of the node's attempts (records.NodeRecord.Past).
-	PastAttempts []pastAttemptView `json:"past_attempts,omitempty"`
-	// Instances tallies a fan-out node's instances.
-	Instances *instanceCounts `json:"instances,omitempty"`
+	InstancePage *apiwire.Page[taskView] `json:"instance_page,omitempty"`
 }
 
 // taskList is a page of a run's tasks.
@@ -214,7 +185,7 @@ func (s *Server) taskOf(ctx context.Context, r *loadedRun, pos int, q taskQuery,
 	if err != nil {
 		return taskView{}, err
 	}
-	t.InstancePage = &instancePage{Items: rows}
+	t.InstancePage = &apiwire.Page[taskView]{Items: rows}
 	if from+take < rec.Count {
 		t.InstancePage.NextCursor = cursor{List: "instances", Offset: from + take}.encode()
 	}
@@ -224,7 +195,7 @@ func (s *Server) taskOf(ctx context.Context, r *loadedRun, pos int, q taskQuery,
 // task renders node i of r with its output.
 func (r *loadedRun) task(i int, w waitCtx, now time.Time) taskView {
 	n := r.graph.Def.Nodes[i]
-	t := taskView{RunID: r.id, Node: n.ID, nodeFields: viewNode(n, r.nodes[i], now)}
+	t := taskView{RunID: r.id, Node: n.ID, NodeFields: viewNode(n, r.nodes[i], now)}
 	t.WaitingReason = waitingReason(r.graph, i, r.nodes, w)
 	t.Instances = countsOf(r.nodes[i])
 	if out, ok := r.stored.Outputs[n.ID]; ok && json.Valid([]byte(out)) {
@@ -246,7 +217,7 @@ func (s *Server) instanceRows(ctx context.Context, r *loadedRun, id string, from
 		if d, err := records.DecodeNodeRecord([]byte(recs[j])); err == nil && d.State != "" {
 			rec = d
 		}
-		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, nodeFields: viewNode(node, rec, now)}
+		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, NodeFields: viewNode(node, rec, now)}
 		if outs[j] != "" && json.Valid([]byte(outs[j])) {
 			rows[j].Output = json.RawMessage(outs[j])
 		}

@@ -3,26 +3,16 @@ package apisvc
 import (
 	"strconv"
 	"time"
+
+	"github.com/braidhq/braid/pkg/apiwire"
 )
 
-// timeLayout is how the api writes times: RFC 3339 in UTC with milliseconds.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// formatTime returns t in timeLayout, or "" for the zero time.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(timeLayout)
-}
+// formatTime returns t as the api writes times (apiwire.TimeLayout), or ""
+// for the zero time.
+func formatTime(t time.Time) string { return apiwire.At(t).String() }
 
 // formatMs formats Unix milliseconds; 0 gives "".
-func formatMs(ms int64) string {
-	if ms <= 0 {
-		return ""
-	}
-	return formatTime(time.UnixMilli(ms))
-}
+func formatMs(ms int64) string { return apiwire.UnixMilli(ms).String() }
 
 // parseMs parses a Unix-milliseconds field; empty or malformed gives 0.
 func parseMs(s string) int64 {

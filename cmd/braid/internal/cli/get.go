@@ -38,14 +38,14 @@ func (a *app) printRun(run client.Run) error {
 	a.printf("workflow  %s (version %d)\n", run.Workflow, run.Version)
 	a.printf("status    %s\n", run.Status)
 	a.printf("created   %s   started %s   finished %s   duration %s\n",
-		stamp(run.CreatedAt.Time), stamp(run.StartedAt.Time), stamp(run.FinishedAt.Time), human(runDuration(run, now)))
+		stamp(run.CreatedAt.Time), stamp(run.StartedAt.Time), stamp(run.FinishedAt.Time), human(span(run.StartedAt, run.FinishedAt, now)))
 	if run.Error != "" {
 		a.printf("error     %s\n", run.Error)
 	}
 	a.printf("\n")
 	t := newTable(a.out, "NODE", "STATE", "ATTEMPT", "DURATION", "WORKER", "DETAIL")
 	for _, n := range run.Nodes {
-		t.row(n.ID, n.State, attemptOf(n), human(n.Duration(now)), dash(n.Worker), dash(nodeDetail(n)))
+		t.row(n.ID, n.State, attemptOf(n), human(span(n.StartedAt, n.FinishedAt, now)), dash(n.Worker), dash(nodeDetail(n)))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -65,7 +65,7 @@ func attemptOf(n client.Node) string {
 
 // printHistory lists the earlier runs of attempts of the nodes that have
 // any: losses with their worker, failures that were retried, hand-backs.
-func (a *app) printHistory(nodes client.Nodes) {
+func (a *app) printHistory(nodes []client.Node) {
 	first := true
 	for _, n := range nodes {
 		for _, p := range n.PastAttempts {

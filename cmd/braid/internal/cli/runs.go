@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/cmd/braid/internal/client"
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/spf13/cobra"
 )
 
@@ -40,13 +41,13 @@ func newRunsCmd(a *app) *cobra.Command {
 func (a *app) printRuns(page client.RunPage) error {
 	t := newTable(a.out, "RUN", "WORKFLOW", "VERSION", "STATUS", "CREATED", "DURATION")
 	now := time.Now()
-	for _, r := range page.Runs {
-		t.row(r.ID, r.Workflow, r.Version, r.Status, stamp(r.CreatedAt.Time), human(runDuration(r, now)))
+	for _, r := range page.Items {
+		t.row(r.ID, r.Workflow, r.Version, r.Status, stamp(r.CreatedAt.Time), human(span(r.StartedAt, r.FinishedAt, now)))
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if len(page.Runs) == 0 {
+	if len(page.Items) == 0 {
 		a.printf("no runs\n")
 	}
 	if page.NextCursor != "" {
@@ -55,14 +56,15 @@ func (a *app) printRuns(page client.RunPage) error {
 	return nil
 }
 
-// runDuration is finished-started, or now-started while the run is active.
-func runDuration(r client.Run, now time.Time) time.Duration {
-	if r.StartedAt.IsZero() {
+// span is finished-started, or now-started while a run or node is active,
+// or 0 before it started.
+func span(started, finished apiwire.Time, now time.Time) time.Duration {
+	if started.IsZero() {
 		return 0
 	}
-	end := r.FinishedAt.Time
+	end := finished.Time
 	if end.IsZero() {
 		end = now
 	}
-	return end.Sub(r.StartedAt.Time)
+	return max(end.Sub(started.Time), 0)
 }

@@ -36,13 +36,13 @@ func newSchedulesCmd(a *app) *cobra.Command {
 // printSchedules prints a page of schedules as a table.
 func (a *app) printSchedules(page client.SchedulePage) error {
 	t := newTable(a.out, "SCHEDULE", "WORKFLOW", "CRON", "TIMEZONE", "ENABLED", "OVERLAP", "NEXT", "LAST RUN")
-	for _, s := range page.Schedules {
+	for _, s := range page.Items {
 		t.row(s.ID, s.Workflow, s.Cron, s.Timezone, s.Enabled, s.Overlap, stamp(s.NextFireAt.Time), s.LastRunID)
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if len(page.Schedules) == 0 {
+	if len(page.Items) == 0 {
 		a.printf("no schedules\n")
 	}
 	if page.NextCursor != "" {

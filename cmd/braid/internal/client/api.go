@@ -58,11 +58,17 @@ func (f RunFilter) query() string {
 	if f.Status != "" {
 		q.Set("status", f.Status)
 	}
-	if f.Limit > 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
+	return pageQuery(q, f.Limit, f.Cursor)
+}
+
+// pageQuery adds a page's limit (when positive) and cursor (when set) to q
+// and encodes it as a query string: "" when q is empty, else "?...".
+func pageQuery(q url.Values, limit int, cursor string) string {
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
 	}
-	if f.Cursor != "" {
-		q.Set("cursor", f.Cursor)
+	if cursor != "" {
+		q.Set("cursor", cursor)
 	}
 	if len(q) == 0 {
 		return ""

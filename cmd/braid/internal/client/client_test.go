@@ -136,9 +136,9 @@ func TestListRunsQuery(t *testing.T) {
 	page, raw, err := c.ListRuns(context.Background(), RunFilter{Workflow: "w", Status: "failed", Limit: 5, Cursor: "c 1"})
 	require.NoError(t, err)
 	require.Equal(t, "cursor=c+1&limit=5&status=failed&workflow=w", query)
-	require.Len(t, page.Runs, 1)
+	require.Len(t, page.Items, 1)
 	require.Equal(t, "abc", page.NextCursor)
-	require.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC), page.Runs[0].CreatedAt.UTC())
+	require.Equal(t, time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC), page.Items[0].CreatedAt.UTC())
 	require.Contains(t, string(raw), `"next_cursor":"abc"`)
 }
 
