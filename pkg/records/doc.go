@@ -1,6 +1,8 @@
-// Package runstate defines the durable shape of a run: run and node instance
-// states, the compact node record stored per node in Redis, and the rules that
-// say which states are terminal. It is pure data with no I/O, shared by the
-// orchestrator's decision core, the state store, the worker's claim check and
-// the api.
+// Package records defines every stored shape the services share, in one
+// place the api, the orchestrator and the worker all read: run and node
+// instance states and the rules that say which are terminal, the compact
+// node record stored per node, past attempts and claim holders, the run
+// hash's field names, a worker's registry entry and an attempt's log line.
+// It is pure data with no I/O; pkg/statestore reads and writes these
+// shapes in Redis.
 package records

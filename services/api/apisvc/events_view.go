@@ -28,7 +28,7 @@ type nodeChangeView struct {
 	At       string `json:"at,omitempty"`
 }
 
-// Reverse maps of the wire enums, built from runstate's own mapping.
+// Reverse maps of the wire enums, built from records' own mapping.
 var (
 	runStatusNames = map[eventsv1.RunStatus]string{}
 	nodeStateNames = map[eventsv1.NodeState]string{}
