@@ -10,8 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mutations=$(cat <<'LIST'
-pkg/statestore/claim.go|if tostring(r.a or 0) ~= ARGV[2] then return -2 end||pkg|./statestore|Claim
-pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim
+pkg/statestore/claim.go|if tostring(r.a or 0) ~= ARGV[2] then return -2 end||pkg|./statestore|Claim\|Conformance
+pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim\|Conformance
 pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end||pkg|./statestore|.
 services/orchestrator/core/result.go|if n.Attempt != e.Attempt \|\| !n.State.InFlight() {|if !n.State.InFlight() {|services/orchestrator|./core|.
 services/orchestrator/core/fanout_instance.go|if rec == nil \|\| rec.Attempt != e.Attempt \|\| !rec.State.InFlight() {|if rec == nil \|\| !rec.State.InFlight() {|services/orchestrator|./core|.
@@ -25,6 +25,7 @@ pkg/handler/egress_dial.go|, ControlContext: g.control}|}|pkg|./handler|Egress
 pkg/handler/egress_dial.go|(class == classLoopback && g.loopback)|(class == classLoopback)|pkg|./handler|Egress\|GuardCheck
 pkg/template/shell.go|return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"|return "'" + s + "'"|pkg|./template|.
 pkg/worker/settle.go|	if res != statestore.ClaimOK {|	if false {|e2e|.|^TestFaultDuplicatedDispatches$
+services/orchestrator/orchsvc/apply.go|return statestore.ClaimFact{State: statestore.ClaimLive}|return statestore.ClaimFact{State: statestore.ClaimNone}|services/orchestrator|./orchsvc|ReconcileEvent
 LIST
 )
 
