@@ -115,11 +115,20 @@ func (e *engine) start(name string, version int, input string) string {
 func (e *engine) wait(id string, within time.Duration) statestore.StoredRun {
 	e.t.Helper()
 	var st statestore.StoredRun
-	require.Eventually(e.t, func() bool {
-		var err error
-		st, err = e.keys.LoadRun(context.Background(), e.rdb, id)
-		return err == nil && records.RunStatus(st.Fields[records.FieldStatus]).Terminal()
-	}, within, 20*time.Millisecond, "run %s not terminal within %s (last: %v)", id, within, st.Fields)
+	var lastErr error
+	err := poll(within, func() (bool, error) {
+		got, err := e.keys.LoadRun(context.Background(), e.rdb, id)
+		if err != nil {
+			lastErr = err // Redis slow under load: poll again
+			return false, nil
+		}
+		st = got
+		return records.RunStatus(st.Fields[records.FieldStatus]).Terminal(), nil
+	})
+	if err != nil {
+		// The state read last, not the one before the wait began.
+		e.t.Fatalf("run %s not terminal within %s: %v (last read: %v; last read error: %v; nodes: %v)", id, within, err, st.Fields, lastErr, st.Nodes)
+	}
 	return st
 }
 
