@@ -54,7 +54,11 @@ type apiNode struct {
 	WaitingReason string `json:"waiting_reason"`
 	MaxAttempts   int    `json:"max_attempts"`
 	Lost          int    `json:"lost"`
-	PastAttempts  []struct {
+	// QueueWaitMs and DurationMs are the current attempt's queue wait and
+	// run time; nil when the api left them out.
+	QueueWaitMs  *int64 `json:"queue_wait_ms"`
+	DurationMs   *int64 `json:"duration_ms"`
+	PastAttempts []struct {
 		Attempt int    `json:"attempt"`
 		Outcome string `json:"outcome"`
 		Worker  string `json:"worker"`

@@ -125,6 +125,13 @@ func TestStackWorkersShareWork(t *testing.T) {
 		for _, n := range r.Nodes {
 			require.Contains(t, s.Workers, n.Worker)
 			seen[n.Worker]++
+			// Each node sleeps 0.3 s: its run time is at least that, and its
+			// queue wait is reported apart (lower bounds only: the machine
+			// may be busy).
+			require.NotNil(t, n.QueueWaitMs, "node %s has no queue_wait_ms", n.ID)
+			require.GreaterOrEqual(t, *n.QueueWaitMs, int64(0), "node %s", n.ID)
+			require.NotNil(t, n.DurationMs, "node %s has no duration_ms", n.ID)
+			require.GreaterOrEqual(t, *n.DurationMs, int64(300), "node %s ran its sleep 0.3", n.ID)
 		}
 	}
 	require.Len(t, seen, len(s.Workers), "tasks per worker: %v", seen)

@@ -48,7 +48,7 @@ func waitCount(t *testing.T, b *browser.Browser, sel string, want int) {
 // then, signed in: paste seed 000's definition, see an invalid one's
 // problems at their JSON paths, validate and register it, trigger a run
 // from the dashboard, watch its four nodes turn green live, and open a
-// node's attempt and log.
+// node's attempt, its queue wait and run time, and its log.
 func TestUIRegisterTriggerWatch(t *testing.T) {
 	t.Parallel()
 	s := shared(t)
@@ -85,6 +85,8 @@ func TestUIRegisterTriggerWatch(t *testing.T) {
 	b.WaitText(t, "#feed-state", "live", uiWait)
 	b.Run(t, chromedp.Click(`g.node[data-node="D"]`, chromedp.ByQuery))
 	b.WaitText(t, "#node-attempt", "Attempt 1 of 1", uiWait)
+	b.WaitText(t, "#node-timing", "Queued ", uiWait)
+	b.WaitText(t, "#node-timing", " before it started, ran ", uiWait)
 	b.WaitText(t, "#node-logs", "D", uiWait)
 	b.Run(t, chromedp.Click(".show-output", chromedp.ByQuery))
 	b.WaitText(t, "#node-output", `"stdout": "D\n"`, uiWait)

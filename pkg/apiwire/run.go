@@ -52,8 +52,15 @@ type NodeFields struct {
 	QueuedAt   Time   `json:"queued_at,omitzero"`
 	StartedAt  Time   `json:"started_at,omitzero"`
 	FinishedAt Time   `json:"finished_at,omitzero"` // set once the node is terminal
-	// DurationMs is finished-started (now-started while running), in ms;
-	// nil before the node starts.
+	// QueueWaitMs is how long the current attempt waited to start, in ms:
+	// started-queued; now-queued while queued; ended-queued if it ended
+	// without starting; nil while no attempt is queued. Only the current
+	// attempt: a retry or re-dispatch resets queued_at, and earlier runs
+	// carry their own figures in PastAttempts.
+	QueueWaitMs *int64 `json:"queue_wait_ms,omitempty"`
+	// DurationMs is how long the current attempt executed, in ms:
+	// finished-started (now-started while running; the failure time for an
+	// attempt waiting to retry); nil before it starts.
 	DurationMs *int64 `json:"duration_ms,omitempty"`
 	Worker     string `json:"worker,omitempty"`
 	Error      string `json:"error,omitempty"`
@@ -84,7 +91,12 @@ type PastAttempt struct {
 	QueuedAt  Time   `json:"queued_at,omitzero"`
 	StartedAt Time   `json:"started_at,omitzero"`
 	EndedAt   Time   `json:"ended_at,omitzero"`
-	Error     string `json:"error,omitempty"`
+	// QueueWaitMs is started-queued in ms (ended-queued if it never
+	// started); nil without a queued time.
+	QueueWaitMs *int64 `json:"queue_wait_ms,omitempty"`
+	// DurationMs is ended-started in ms; nil if it never started.
+	DurationMs *int64 `json:"duration_ms,omitempty"`
+	Error      string `json:"error,omitempty"`
 	// State is what a reset found the node in (outcome reset only).
 	State string `json:"state,omitempty"`
 }

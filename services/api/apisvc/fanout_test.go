@@ -10,12 +10,15 @@ import (
 )
 
 type fanTask struct {
-	Node      string          `json:"node"`
-	Instance  int             `json:"instance"`
-	FanOut    bool            `json:"fan_out"`
-	State     string          `json:"state"`
-	Output    json.RawMessage `json:"output"`
-	Instances *struct {
+	Node     string          `json:"node"`
+	Instance int             `json:"instance"`
+	FanOut   bool            `json:"fan_out"`
+	State    string          `json:"state"`
+	Output   json.RawMessage `json:"output"`
+	// QueueWaitMs and DurationMs are nil when absent.
+	QueueWaitMs *int64 `json:"queue_wait_ms"`
+	DurationMs  *int64 `json:"duration_ms"`
+	Instances   *struct {
 		Total, Pending, Running, Succeeded, Failed, Cancelled int
 	} `json:"instances"`
 	InstancePage *struct {
@@ -76,6 +79,11 @@ func TestFanOutViews(t *testing.T) {
 		require.Equal(t, k, r.Instance)
 		require.Equal(t, "succeeded", r.State)
 		require.JSONEq(t, `{"x":"`+string(rune('a'+k))+`"}`, string(r.Output))
+		// Timings are lower bounds only: the machine may be busy.
+		require.NotNil(t, r.QueueWaitMs, "instance %d has no queue_wait_ms", k)
+		require.GreaterOrEqual(t, *r.QueueWaitMs, int64(0))
+		require.NotNil(t, r.DurationMs, "instance %d has no duration_ms", k)
+		require.GreaterOrEqual(t, *r.DurationMs, int64(250), "instance %d ran its 250 ms", k)
 	}
 
 	var node fanTask

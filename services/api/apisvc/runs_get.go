@@ -60,10 +60,11 @@ func viewNode(n dag.Node, rec records.NodeRecord, now time.Time) apiwire.NodeFie
 	if !rec.State.Terminal() {
 		finished = 0
 	}
+	wait, run := attemptTiming(rec, n.Handler == dag.HandlerWait || n.Handler == dag.HandlerApproval, now.UnixMilli())
 	return apiwire.NodeFields{
 		Handler: n.Handler, State: string(rec.State), Attempt: rec.Attempt, MaxAttempts: n.Retry.Attempts(),
 		QueuedAt: apiwire.UnixMilli(rec.QueuedAt), StartedAt: apiwire.UnixMilli(rec.StartedAt), FinishedAt: apiwire.UnixMilli(finished),
-		DurationMs: durationMs(rec.StartedAt, finished, now), Worker: rec.Worker, Error: rec.Error, Reason: rec.Reason,
+		QueueWaitMs: wait, DurationMs: run, Worker: rec.Worker, Error: rec.Error, Reason: rec.Reason,
 		RetryAt: apiwire.UnixMilli(rec.RetryAt), Lost: rec.Lost, PastAttempts: viewPast(rec.Past),
 	}
 }
@@ -75,9 +76,10 @@ func viewPast(past []records.PastAttempt) []apiwire.PastAttempt {
 	}
 	out := make([]apiwire.PastAttempt, len(past))
 	for i, p := range past {
+		wait, run := pastTiming(p)
 		out[i] = apiwire.PastAttempt{Attempt: p.Attempt, Outcome: string(p.Outcome), Worker: p.Worker,
 			QueuedAt: apiwire.UnixMilli(p.QueuedAt), StartedAt: apiwire.UnixMilli(p.StartedAt), EndedAt: apiwire.UnixMilli(p.EndedAt),
-			Error: p.Error, State: string(p.State)}
+			QueueWaitMs: wait, DurationMs: run, Error: p.Error, State: string(p.State)}
 	}
 	return out
 }

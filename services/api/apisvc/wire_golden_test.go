@@ -78,7 +78,9 @@ func goldenRuns(t *testing.T, now time.Time) (full, bare *loadedRun) {
 			{Attempt: 2, Outcome: records.OutcomeReset, QueuedAt: ms - 12000, EndedAt: ms - 11000, State: records.NodeRunning},
 		}}
 	b := records.NodeRecord{State: records.NodeRetryWait, Attempt: 1, QueuedAt: ms - 6000, StartedAt: ms - 5000,
-		FinishedAt: ms - 4000, Worker: "w-1", Error: "HTTP 503", RetryAt: ms + 1500}
+		FinishedAt: ms - 4000, Worker: "w-1", Error: "HTTP 503", RetryAt: ms + 1500, Past: []records.PastAttempt{
+			{Attempt: 1, Outcome: records.OutcomeFailed, Worker: "w-1", QueuedAt: ms - 6000, StartedAt: ms - 5000, EndedAt: ms - 4000, Error: "HTTP 503"},
+		}}
 	fan := records.NodeRecord{State: records.NodeRunning, Attempt: 1, QueuedAt: ms - 3000, StartedAt: ms - 2500,
 		FanOutCounts: records.FanOutCounts{FanOut: true, Count: 5, Next: 3, Active: 2, Succeeded: 1}}
 	full = &loadedRun{id: "r-full", graph: g, stored: statestore.StoredRun{

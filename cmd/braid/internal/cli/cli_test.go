@@ -73,10 +73,12 @@ func TestRunsAndGetTables(t *testing.T) {
 				"finished_at":"2026-01-01T00:00:03.500Z"}],"next_cursor":"cur"}`)(w, r)
 		},
 		"GET /runs/r1": reply(http.StatusOK, `{"id":"r1","workflow":"wf","version":3,"status":"running",
-			"nodes":[{"id":"a","state":"failed","attempt":2,"max_attempts":2,"started_at":"2026-01-01T00:00:01.000Z",
-			"finished_at":"2026-01-01T00:00:01.250Z","worker":"w-1","error":"shell: exit code 3",
-			"past_attempts":[{"attempt":1,"outcome":"lost","worker":"w-0","error":"lost: worker w-0 stopped responding"},
-			{"attempt":1,"outcome":"failed","worker":"w-2","error":"shell: exit code 1"}]},
+			"nodes":[{"id":"a","state":"failed","attempt":2,"max_attempts":2,"queued_at":"2026-01-01T00:00:00.000Z",
+			"started_at":"2026-01-01T00:00:01.000Z","finished_at":"2026-01-01T00:00:01.250Z","queue_wait_ms":1000,"duration_ms":250,
+			"worker":"w-1","error":"shell: exit code 3",
+			"past_attempts":[{"attempt":1,"outcome":"lost","worker":"w-0","queue_wait_ms":4200,"error":"lost: worker w-0 stopped responding"},
+			{"attempt":1,"outcome":"failed","worker":"w-2","queue_wait_ms":3,"duration_ms":1500,"error":"shell: exit code 1"}]},
+			{"id":"ok","state":"queued","attempt":1,"queue_wait_ms":0,"duration_ms":61000,"waiting_reason":"awaiting approval"},
 			{"id":"b","state":"pending","waiting_reason":"waiting for parents: a"}]}`),
 	})
 	res := braid(t, api.env("k"), "", "runs", "--workflow", "wf", "--status", "succeeded", "--limit", "5")
@@ -88,9 +90,13 @@ func TestRunsAndGetTables(t *testing.T) {
 
 	res = braid(t, api.env("k"), "", "get", "r1")
 	require.Equal(t, 0, res.code, res.stderr)
-	require.Regexp(t, `(?m)^a\s+failed\s+2/2\s+250ms\s+w-1\s+shell: exit code 3$`, res.stdout)
-	require.Contains(t, res.stdout, "attempt history\n  a attempt 1 lost: lost: worker w-0 stopped responding\n  a attempt 1 failed: shell: exit code 1\n")
-	require.Regexp(t, `(?m)^b\s+pending\s+-\s+-\s+-\s+waiting for parents: a$`, res.stdout)
+	require.Regexp(t, `(?m)^NODE\s+STATE\s+ATTEMPT\s+WAIT\s+DURATION\s+WORKER\s+DETAIL$`, res.stdout)
+	require.Regexp(t, `(?m)^a\s+failed\s+2/2\s+1s\s+250ms\s+w-1\s+shell: exit code 3$`, res.stdout)
+	require.Contains(t, res.stdout, "attempt history\n"+
+		"  a attempt 1 lost (waited 4.2s, never started): lost: worker w-0 stopped responding\n"+
+		"  a attempt 1 failed (waited 3ms, ran 1.5s): shell: exit code 1\n")
+	require.Regexp(t, `(?m)^ok\s+queued\s+1\s+0s\s+1m1s\s+-\s+awaiting approval$`, res.stdout, "a zero wait is 0s, not absent")
+	require.Regexp(t, `(?m)^b\s+pending\s+-\s+-\s+-\s+-\s+waiting for parents: a$`, res.stdout)
 
 	res = braid(t, api.env("k"), "", "get", "r1", "--output", "json")
 	require.Equal(t, 0, res.code)

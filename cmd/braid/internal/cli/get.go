@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/cmd/braid/internal/client"
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/spf13/cobra"
 )
 
 func newGetCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "get RUN",
-		Short: "Show a run and each node's state, attempt, duration, worker and waiting reason or error",
+		Short: "Show a run and each node's state, attempt, queue wait, duration, worker and waiting reason or error",
 		Args:  exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.client()
@@ -43,9 +44,9 @@ func (a *app) printRun(run client.Run) error {
 		a.printf("error     %s\n", run.Error)
 	}
 	a.printf("\n")
-	t := newTable(a.out, "NODE", "STATE", "ATTEMPT", "DURATION", "WORKER", "DETAIL")
+	t := newTable(a.out, "NODE", "STATE", "ATTEMPT", "WAIT", "DURATION", "WORKER", "DETAIL")
 	for _, n := range run.Nodes {
-		t.row(n.ID, n.State, attemptOf(n), human(span(n.StartedAt, n.FinishedAt, now)), dash(n.Worker), dash(nodeDetail(n)))
+		t.row(n.ID, n.State, attemptOf(n), millis(n.QueueWaitMs), millis(n.DurationMs), dash(n.Worker), dash(nodeDetail(n)))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -73,9 +74,31 @@ func (a *app) printHistory(nodes []client.Node) {
 				a.printf("\nattempt history\n")
 				first = false
 			}
-			a.printf("  %s attempt %d %s: %s\n", n.ID, p.Attempt, p.Outcome, dash(p.Error))
+			a.printf("  %s attempt %d %s%s: %s\n", n.ID, p.Attempt, p.Outcome, pastTimes(p), dash(p.Error))
 		}
 	}
+}
+
+// millis formats an api figure in ms for tables: absent is "-", 0 is "0s".
+func millis(ms *int64) string {
+	if ms == nil {
+		return "-"
+	}
+	if *ms <= 0 {
+		return "0s"
+	}
+	return human(time.Duration(*ms) * time.Millisecond)
+}
+
+// pastTimes is " (waited W, ran D)" for an earlier attempt with figures.
+func pastTimes(p apiwire.PastAttempt) string {
+	switch {
+	case p.QueueWaitMs != nil && p.DurationMs != nil:
+		return " (waited " + millis(p.QueueWaitMs) + ", ran " + millis(p.DurationMs) + ")"
+	case p.QueueWaitMs != nil:
+		return " (waited " + millis(p.QueueWaitMs) + ", never started)"
+	}
+	return ""
 }
 
 // nodeDetail is a node's error when it has one, else why it is waiting,

@@ -19,7 +19,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
   function render(r) {
     const n = r.nodes.find((x) => x.id === nodeId);
     if (!n) return clear(el, h("p.muted", `No node ${nodeId}.`));
-    const key = JSON.stringify([n.state, n.attempt, n.error, n.waiting_reason, n.finished_at, n.instances, (n.past_attempts || []).length]);
+    const key = JSON.stringify([n.state, n.attempt, n.error, n.waiting_reason, n.started_at, n.finished_at, n.instances, (n.past_attempts || []).length]);
     if (key === lastKey) return;
     lastKey = key;
     const ctl = (verb, label, cls = "") => button(label, async () => {
@@ -33,14 +33,14 @@ export function nodePanel(el, runId, run, nodeId, reload) {
         h("dt", "Handler"), h("dd", n.handler),
         h("dt", "Queued"), h("dd", fmtTime(n.queued_at)),
         h("dt", "Started"), h("dd", fmtTime(n.started_at)),
-        h("dt", "Duration"), h("dd", fmtDuration(n.duration_ms)),
+        h("dt", "Time"), h("dd#node-timing", timing(n)),
         h("dt", "Worker"), h("dd.mono", n.worker || ""),
         n.attempt ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:0:${n.attempt}`)] : null,
         n.waiting_reason ? [h("dt", "Waiting"), h("dd#node-waiting", n.waiting_reason)] : null,
         n.retry_at ? [h("dt", "Retry at"), h("dd", fmtTime(n.retry_at))] : null),
       n.error ? h("pre.error#node-error", n.error) : null,
       (n.past_attempts || []).length ? h("div", h("h4", "Attempt history"), h("ul.history#node-history", n.past_attempts.map((p) =>
-        h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? ` on ${p.worker}` : "", p.error ? h("span.muted", ` — ${p.error}`) : null)))) : null,
+        h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? ` on ${p.worker}` : "", pastTiming(p), p.error ? h("span.muted", ` — ${p.error}`) : null)))) : null,
       isWriter() ? h("div.buttons",
         waiting ? [ctl("approve", "Approve", "primary"), ctl("reject", "Reject", "danger")] : null,
         button("Rerun from here", async () => {
@@ -68,7 +68,8 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     const t = await get(base + q({ limit: 20, cursor }));
     const page = t.instance_page || { items: [] };
     clear(inst, h("p", `${c.total} instances: ${c.succeeded} succeeded, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`),
-      h("table.grid.small", h("tbody", page.items.map((i) => h("tr", h("td", `#${i.instance}`), h("td", badge(i.state)), h("td", fmtDuration(i.duration_ms)), h("td.mono", i.worker || ""))))),
+      h("table.grid.small", h("tbody", page.items.map((i) => h("tr", h("td", `#${i.instance}`), h("td", badge(i.state)),
+        h("td", { title: "queue wait" }, fmtDuration(i.queue_wait_ms)), h("td", { title: "run time" }, fmtDuration(i.duration_ms)), h("td.mono", i.worker || ""))))),
       page.next_cursor ? button("More…", () => instances(n, page.next_cursor), "small") : null);
   }
 
@@ -95,4 +96,22 @@ export function nodePanel(el, runId, run, nodeId, reload) {
 
   render(run);
   return { refresh: (r) => alive && render(r), destroy };
+}
+
+// timing says where the current attempt's time went, from the api's
+// queue_wait_ms (queued until a worker started it) and duration_ms (run).
+function timing(n) {
+  const wait = n.queue_wait_ms, ran = n.duration_ms;
+  if (wait === undefined || wait === null) return ran === undefined || ran === null ? "" : `Ran ${fmtDuration(ran)}`;
+  if (ran === undefined || ran === null) {
+    return n.state === "queued" ? `Queued ${fmtDuration(wait)} so far, not started` : `Queued ${fmtDuration(wait)}, never started`;
+  }
+  return `Queued ${fmtDuration(wait)} before it started, ${["queued", "running"].includes(n.state) ? "running for" : "ran"} ${fmtDuration(ran)}`;
+}
+
+// pastTiming is " (queued X, ran Y)" for an earlier attempt with figures.
+function pastTiming(p) {
+  if (p.queue_wait_ms === undefined) return "";
+  return p.duration_ms === undefined ? ` (queued ${fmtDuration(p.queue_wait_ms)}, never started)`
+    : ` (queued ${fmtDuration(p.queue_wait_ms)}, ran ${fmtDuration(p.duration_ms)})`;
 }
