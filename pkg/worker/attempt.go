@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/statestore"
+	"go.opentelemetry.io/otel/trace"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
@@ -33,6 +34,7 @@ type attempt struct {
 	log      *slog.Logger
 	logs     *logBuffer
 	mask     *masker // the secrets the attempt was given; set before its handler runs
+	span     trace.Span // the attempt's task span while tracing is on (tracing.go), else nil
 
 	// mu guards finished and started, and orders the start notice before
 	// the result; it also guards cancel and refusal.
