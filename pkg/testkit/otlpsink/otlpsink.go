@@ -40,32 +40,55 @@ type Span struct {
 	Message  string            // status message
 }
 
-// Sink receives spans until the test ends.
+// Sink receives spans until it is closed.
 type Sink struct {
 	URL string // http://127.0.0.1:port
 
+	keep  bool
+	srv   *http.Server
 	mu    sync.Mutex
 	spans []Span
-	posts int
+	count int
 }
 
 // maxBody bounds one export request.
 const maxBody = 64 << 20
 
-// Start serves a sink on a free loopback port, stopped when t ends.
+// Start serves a sink keeping every span on a free loopback port, closed
+// when t ends.
 func Start(t testing.TB) *Sink {
 	t.Helper()
+	s, err := New(true)
+	if err != nil {
+		t.Fatalf("otlpsink: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// New serves a sink on a free loopback port; with keep false it only
+// counts the spans (Count), as a benchmark's collector does.
+func New(keep bool) (*Sink, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("otlpsink: listen: %v", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s := &Sink{URL: "http://" + ln.Addr().String()}
+	s := &Sink{URL: "http://" + ln.Addr().String(), keep: keep}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", s.receive)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return s
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops serving.
+func (s *Sink) Close() error { return s.srv.Close() }
+
+// Count is how many spans arrived.
+func (s *Sink) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
 }
 
 func (s *Sink) receive(w http.ResponseWriter, r *http.Request) {
@@ -90,8 +113,10 @@ func (s *Sink) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	got := flatten(&req)
 	s.mu.Lock()
-	s.spans = append(s.spans, got...)
-	s.posts++
+	s.count += len(got)
+	if s.keep {
+		s.spans = append(s.spans, got...)
+	}
 	s.mu.Unlock()
 	out, _ := proto.Marshal(&collectorv1.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
