@@ -49,9 +49,9 @@ type runBatch struct {
 	start *statestore.StartCmd
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
-	admitted   bool   // a capped run got its slot in this batch: nudge the next ones
-	reopened   bool   // a finished capped run took a slot to reopen (release it if it stays finished)
-	spans      []span // how the batch's node changes split into RunEvents (toWrite)
+	admitted   bool       // a capped run got its slot in this batch: nudge the next ones
+	reopened   bool       // a finished capped run took a slot to reopen (release it if it stays finished)
+	spans      []span     // how the batch's node changes split into RunEvents (toWrite)
 	traced     trace.Span // the run's handle span while tracing is on (tracing.go)
 }
 
