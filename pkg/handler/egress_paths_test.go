@@ -124,7 +124,7 @@ func TestHandlerClients(t *testing.T) {
 	t.Parallel()
 	hs := Builtins(Config{LLMBaseURL: "http://127.0.0.1:11434/v1"})
 	for _, c := range []*http.Client{hs[NameHTTP].(*httpHandler).client, hs[NameLLM].(*llmHandler).client} {
-		tr := c.Transport.(*http.Transport)
+		tr := c.Transport.(tracedTransport).next.(*http.Transport)
 		require.Nil(t, tr.Proxy)
 		require.NotNil(t, tr.DialContext)
 		require.Equal(t, callTimeout, c.Timeout)

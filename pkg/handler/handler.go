@@ -165,7 +165,7 @@ func newHTTPClient(g *guard) *http.Client {
 	t.TLSHandshakeTimeout = tlsHandshakeTimeout
 	t.ResponseHeaderTimeout = responseHeaderTimeout
 	t.IdleConnTimeout = 90 * time.Second
-	return &http.Client{Transport: t, Timeout: callTimeout, CheckRedirect: checkRedirect}
+	return &http.Client{Transport: tracedTransport{t}, Timeout: callTimeout, CheckRedirect: checkRedirect}
 }
 
 // newLLMClient is the llm handler's client: the http handler's guard plus

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/braidhq/braid/pkg/tracing"
 	"github.com/braidhq/braid/pkg/worker"
 )
 
@@ -74,7 +75,7 @@ func (h *shellHandler) command(ctx context.Context, task *worker.Task, c shellCo
 	}
 	cmd.WaitDelay = shellWaitDelay
 	cmd.Dir = c.Workdir
-	cmd.Env = h.environ(task, c.Env)
+	cmd.Env = h.environ(task, c.Env, tracing.Traceparent(ctx))
 	return cmd
 }
 
@@ -86,9 +87,11 @@ func killGroup(pgid int) {
 // environ is a task's environment: the few variables every program expects
 // (BaseEnv) and those the operator passes on (Config.PassEnv) from the
 // worker's environment, then the BRAID_* task variables, then the config's
-// env (later entries win). Nothing else of the worker's environment — its
+// env (later entries win). While tracing is on, TRACEPARENT (the W3C
+// environment carrier) holds the attempt's execute span, so a traced
+// program continues the run's trace. Nothing else of the worker's environment — its
 // Redis URL, API keys, cloud credentials — reaches a task.
-func (h *shellHandler) environ(task *worker.Task, extra scalarMap) []string {
+func (h *shellHandler) environ(task *worker.Task, extra scalarMap, traceparent string) []string {
 	base := os.Environ()
 	env := make([]string, 0, len(BaseEnv)+len(h.cfg.PassEnv)+5+len(extra))
 	hasPath := false
@@ -110,6 +113,9 @@ func (h *shellHandler) environ(task *worker.Task, extra scalarMap) []string {
 		"BRAID_IDEMPOTENCY_KEY="+task.IdempotencyKey,
 		WorkerEnv+"="+task.WorkerID,
 	)
+	if traceparent != "" {
+		env = append(env, "TRACEPARENT="+traceparent)
+	}
 	for k, v := range extra {
 		env = append(env, k+"="+v)
 	}

@@ -15,4 +15,5 @@ const (
 	FieldPaused      = "paused"
 	FieldHeld        = "held" // "1" while the run waits for a workflow concurrency slot
 	FieldRequestedBy = "by"
+	FieldTrace       = "tp" // the W3C traceparent of the request that started the run, when traced
 )

@@ -24,6 +24,11 @@ type PendingRun struct {
 	// Capped says the workflow has a concurrency cap: the run also joins the
 	// workflow's admission queue, so runs are admitted in request order.
 	Capped bool
+	// TraceParent is the W3C traceparent of the span that requested the
+	// run ("" when tracing is off): stored as records.FieldTrace, it lets
+	// the orchestrator put events that carry no trace context of their own
+	// (timers, reconciles) into the run's trace.
+	TraceParent string
 }
 
 // createPendingScript writes a pending run hash unless the run exists.
@@ -84,9 +89,12 @@ func (k Keys) createPending(ctx context.Context, rdb redis.Cmdable, p PendingRun
 	if checkLatest {
 		meta = pipe.HGetAll(ctx, k.WorkflowMeta(p.Workflow))
 	}
-	script := createPendingScript.Eval(ctx, pipe, []string{k.Run(p.ID)},
-		records.FieldWorkflow, p.Workflow, records.FieldVersion, strconv.Itoa(p.Version), records.FieldStatus, "pending",
-		records.FieldInput, string(p.Input), records.FieldCreated, strconv.FormatInt(ms, 10), records.FieldRequestedBy, p.RequestedBy)
+	fields := []any{records.FieldWorkflow, p.Workflow, records.FieldVersion, strconv.Itoa(p.Version), records.FieldStatus, "pending",
+		records.FieldInput, string(p.Input), records.FieldCreated, strconv.FormatInt(ms, 10), records.FieldRequestedBy, p.RequestedBy}
+	if p.TraceParent != "" {
+		fields = append(fields, records.FieldTrace, p.TraceParent)
+	}
+	script := createPendingScript.Eval(ctx, pipe, []string{k.Run(p.ID)}, fields...)
 	added := make([]*redis.IntCmd, len(indexes))
 	for i, idx := range indexes {
 		added[i] = pipe.ZAddNX(ctx, idx, z)

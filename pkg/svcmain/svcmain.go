@@ -21,6 +21,7 @@ import (
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/tracing"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -75,6 +76,13 @@ func main[E Env](args []string, stderr io.Writer, name string, load func() (E, e
 	defer prof.Stop()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	flush, err := tracing.Setup(ctx, "braid-"+name, logger)
+	if err != nil {
+		logger.Error(name+" cannot start", logkey.Err, err)
+		return ExitConfig
+	}
+	defer tracing.Stop(flush, logger)
+	logger = slog.New(tracing.LogHandler(logger.Handler()))
 	err = run(ctx, env, logger)
 	var bad badConfig
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // errShutdown is the cancel cause of attempts still running when the drain
@@ -32,7 +33,8 @@ type attempt struct {
 	ttl      time.Duration // claim TTL: the dispatch's heartbeat timeout
 	log      *slog.Logger
 	logs     *logBuffer
-	mask     *masker // the secrets the attempt was given; set before its handler runs
+	mask     *masker    // the secrets the attempt was given; set before its handler runs
+	span     trace.Span // the attempt's task span while tracing is on (tracing.go), else nil
 
 	// mu guards finished and started, and orders the start notice before
 	// the result; it also guards cancel and refusal.

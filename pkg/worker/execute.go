@@ -19,7 +19,7 @@ import (
 // flush, then its result queued for publishing — or nothing published if the
 // attempt was stopped or handed back.
 func (w *Worker) execute(ctx context.Context, a *attempt) {
-	ctx, cancel := a.begin(ctx)
+	ctx, cancel := a.begin(a.withSpan(ctx))
 	defer cancel(nil)
 	w.stats.executed.Add(1)
 	a.mu.Lock()
@@ -30,7 +30,9 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		defer close(noticed)
 		w.startNotice(ctx, a)
 	})
-	out, err := w.call(ctx, a)
+	hctx, endExecute := a.startExecute(ctx)
+	out, err := w.call(hctx, a)
+	endExecute(err)
 	if !notice.Stop() {
 		<-noticed // it fired: join its goroutine, so its notice precedes the result
 	}
@@ -102,7 +104,8 @@ func (w *Worker) conclude(ctx context.Context, a *attempt, out any, err error, f
 		w.flushLogs(ctx, a)
 		w.inflight.remove(a)
 		w.stats.stopped.Add(1)
-		a.log.Info("attempt stopped; its result is not published", logkey.Reason, s.reason.String())
+		a.log.InfoContext(ctx, "attempt stopped; its result is not published", logkey.Reason, s.reason.String())
+		a.endSpan("stopped", "")
 		return
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errShutdown) {
@@ -112,9 +115,10 @@ func (w *Worker) conclude(ctx context.Context, a *attempt, out any, err error, f
 	}
 	res := w.finalResult(ctx, a, out, err, finished)
 	w.flushLogs(ctx, a)
-	a.log.Debug("attempt finished", logkey.Status, res.GetStatus().String(), logkey.Duration, finished.Sub(a.started), logkey.Err, res.GetError())
-	if !w.out.push(outgoing{result: res, final: a}) {
-		a.log.Warn("attempt finished after the worker stopped; result not published")
+	a.log.DebugContext(ctx, "attempt finished", logkey.Status, res.GetStatus().String(), logkey.Duration, finished.Sub(a.started), logkey.Err, res.GetError())
+	if !w.out.push(outgoing{result: res, final: a, trace: a.spanContext()}) {
+		a.log.WarnContext(ctx, "attempt finished after the worker stopped; result not published")
+		a.endSpan("unpublished", "the worker stopped before publishing the result")
 		w.inflight.remove(a)
 	}
 }
@@ -127,7 +131,7 @@ func (w *Worker) startNotice(ctx context.Context, a *attempt) {
 	if a.finished || ctx.Err() != nil {
 		return
 	}
-	w.out.push(outgoing{result: w.runningResult(a)})
+	w.out.push(outgoing{result: w.runningResult(a), trace: a.spanContext()})
 }
 
 // handBack releases the attempt's claim, then queues a FAILED result
@@ -150,7 +154,8 @@ func (w *Worker) handBack(ctx context.Context, a *attempt) {
 	}
 	w.stats.handedBack.Add(1)
 	w.inflight.remove(a)
-	w.out.push(outgoing{result: w.handedBackResult(a)})
+	w.out.push(outgoing{result: w.handedBackResult(a), trace: a.spanContext()})
+	a.endSpan("handed back", "")
 }
 
 // flushLogs appends the attempt's pending log lines to Redis, even if ctx

@@ -9,6 +9,7 @@ import (
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/worker/internal/failpoint"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // outgoing is one TaskResult waiting to be published.
@@ -17,6 +18,9 @@ type outgoing struct {
 	// final is the attempt this result ends (nil for start notices and
 	// unknown-handler failures); it leaves the in-flight set once published.
 	final *attempt
+	// trace is the span context the result follows from (the attempt's
+	// task span; invalid while tracing is off).
+	trace trace.SpanContext
 }
 
 // outbox is the FIFO queue between executors and the publisher. It never
@@ -103,6 +107,7 @@ func (w *Worker) publish(ctx context.Context, prod eventbus.Publisher, batch []o
 			w.log.Error("encode task result", logkey.RunID, it.result.GetRunId(), logkey.NodeID, it.result.GetNodeId(), logkey.Err, err)
 			continue
 		}
+		traceResult(&m, it.trace)
 		msgs = append(msgs, m)
 	}
 	for try := 0; ; try++ {
@@ -125,5 +130,6 @@ func (w *Worker) publish(ctx context.Context, prod eventbus.Publisher, batch []o
 			failpoint.ExitAfterResult(w.log, it.result.GetRunId(), it.result.GetNodeId())
 		}
 		w.inflight.remove(it.final)
+		it.final.endResultSpan(it.result)
 	}
 }

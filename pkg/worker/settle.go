@@ -28,6 +28,8 @@ type inbound struct {
 	dup bool
 	// claim indexes the batch's claim results; -1 when not claimed.
 	claim int
+	// headers are the message's headers (its trace context).
+	headers map[string]string
 }
 
 // prepare decodes msgs and lists the claims they need, in order.
@@ -38,6 +40,7 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 	for i, m := range msgs {
 		in := &ins[i]
 		in.claim = -1
+		in.headers = m.Headers
 		in.d = &eventsv1.TaskDispatch{}
 		if err := eventbus.Decode(m, in.d); err != nil {
 			in.poison = err.Error()
@@ -81,7 +84,9 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 	}
 	ins = ins[:cut]
 	reqs = reqs[:claimsBefore(ins)]
+	claimed := time.Now()
 	res, ok := w.claimAll(ctx, reqs)
+	answered := time.Now()
 	for i, in := range ins {
 		switch {
 		case in.poison != "":
@@ -96,6 +101,7 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 			}
 		default:
 			if a := w.claimed(ctx, in, res[in.claim].Result); a != nil {
+				w.traceAttempt(a, in.headers, claimed, answered)
 				attempts = append(attempts, a)
 			}
 		}

@@ -33,6 +33,8 @@ type Options struct {
 	// LogLevel is BRAID_LOG_LEVEL of every service; default warn (logging
 	// every event would measure the logger).
 	LogLevel string
+	// Env is added to every service's environment (e.g. OTEL_* settings).
+	Env []string
 }
 
 // Services are the api, an orchestrator and workers on one Infra, under a
@@ -67,6 +69,7 @@ func StartServices(infra *procstack.Infra, bins procstack.Binaries, dir string, 
 		"BRAID_KAFKA_PARTITIONS=" + strconv.Itoa(cmp.Or(o.Partitions, 6)),
 		"BRAID_LOG_LEVEL=" + cmp.Or(o.LogLevel, "warn"),
 	}
+	env = append(env, o.Env...)
 	if err := s.start(dir, bins, env, o, apiAddr, id); err != nil {
 		s.Stop()
 		return nil, err

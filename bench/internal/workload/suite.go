@@ -35,6 +35,7 @@ func Suite(sz Sizes) []Entry {
 		{"cost", CompletionCost},
 		{"cost_foreach", CompletionCostForeach},
 		{"foreach", Foreach},
+		{"tracing", Tracing},
 	}
 }
 

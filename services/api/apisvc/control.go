@@ -9,6 +9,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/records"
+	"github.com/braidhq/braid/pkg/tracing"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -159,12 +160,14 @@ func (s *Server) publishControl(ctx context.Context, c *gin.Context, m *eventsv1
 	m.RequestId, m.RequestedBy, m.RequestedAtMs = uuid.NewString(), requester(c), time.Now().UnixMilli()
 	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowControl, m.RunId, m)
 	if err == nil {
+		tracing.Inject(ctx, msg.Headers)
 		err = s.prod.Publish(ctx, msg)
 	}
 	if err != nil {
 		abort(c, errUnavailable(err, "could not send %s for run %q: the event bus did not acknowledge it; retry later", verb, m.RunId))
 		return
 	}
-	s.log.Info("run control requested", logkey.RunID, m.RunId, logkey.Action, verb, logkey.NodeID, m.NodeId, logkey.RequestID, m.RequestId, logkey.KeyName, m.RequestedBy)
+	traceRun(c, m.RunId, "")
+	s.log.InfoContext(ctx, "run control requested", logkey.RunID, m.RunId, logkey.Action, verb, logkey.NodeID, m.NodeId, logkey.RequestID, m.RequestId, logkey.KeyName, m.RequestedBy)
 	respond(c, http.StatusAccepted, controlAccepted{RunID: m.RunId, Action: verb, Node: m.NodeId, RequestID: m.RequestId})
 }

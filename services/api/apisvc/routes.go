@@ -20,7 +20,7 @@ func (s *Server) routes() *gin.Engine {
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.ContextWithFallback = true
-	r.Use(requestIDs, s.accessLog, s.metrics.observe, s.problems, s.recoverer, s.limitBody)
+	r.Use(requestIDs, traceRequests, s.accessLog, s.metrics.observe, s.problems, s.recoverer, s.limitBody)
 	r.NoRoute(noRoute)
 	r.NoMethod(noMethod)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/tracing"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -160,7 +161,8 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 		return false
 	}
 	s.metrics.runsCreated.Inc()
-	s.log.Info("run requested", logkey.RunID, p.ID, logkey.Workflow, p.Workflow, logkey.Version, p.Version, logkey.KeyName, p.RequestedBy)
+	traceRun(c, p.ID, p.Workflow)
+	s.log.InfoContext(ctx, "run requested", logkey.RunID, p.ID, logkey.Workflow, p.Workflow, logkey.Version, p.Version, logkey.KeyName, p.RequestedBy)
 	s.answerStarted(c, runAccepted{RunID: p.ID, Workflow: p.Workflow, Version: p.Version}, w, until, true)
 	return false
 }
@@ -172,6 +174,7 @@ func (s *Server) startRun(ctx context.Context, c *gin.Context, p statestore.Pend
 func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun, checkLatest bool) error {
 	var created bool
 	var err error
+	p.TraceParent = tracing.Traceparent(ctx) // the run's trace: events without a traceparent of their own join it
 	if checkLatest {
 		created, _, err = s.keys.CreatePendingRunOfLatest(ctx, s.rdb, p)
 	} else {
@@ -185,6 +188,7 @@ func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun, chec
 	}
 	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, p.ID, p.StartRequest())
 	if err == nil {
+		tracing.Inject(ctx, msg.Headers)
 		err = s.prod.Publish(ctx, msg)
 	}
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // A batch of consumed messages goes through the orchestrator in one
@@ -48,9 +49,10 @@ type runBatch struct {
 	start *statestore.StartCmd
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
-	admitted   bool   // a capped run got its slot in this batch: nudge the next ones
-	reopened   bool   // a finished capped run took a slot to reopen (release it if it stays finished)
-	spans      []span // how the batch's node changes split into RunEvents (toWrite)
+	admitted   bool       // a capped run got its slot in this batch: nudge the next ones
+	reopened   bool       // a finished capped run took a slot to reopen (release it if it stays finished)
+	spans      []span     // how the batch's node changes split into RunEvents (toWrite)
+	traced     trace.Span // the run's handle span while tracing is on (tracing.go)
 }
 
 // maxStaleRetries bounds how often a run's events are re-applied after the
@@ -99,11 +101,13 @@ func (s *Service) reloadScripts(ctx context.Context) {
 }
 
 // tryBatch takes msgs once through the steps above.
-func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
-	groups, dead, err := s.decodeBatch(ctx, msgs, time.Now().UnixMilli())
+func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) (err error) {
+	began := time.Now()
+	groups, dead, err := s.decodeBatch(ctx, msgs, began.UnixMilli())
 	if err != nil {
 		return err
 	}
+	defer func(all []*runBatch) { traceClose(all, err) }(groups)
 	for round, stale := 0, 0; len(groups) > 0; round++ {
 		if stale == maxStaleRetries {
 			return fmt.Errorf("fence kept moving for %d runs", len(groups))
@@ -116,19 +120,23 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
 		}
 		now := time.Now().UnixMilli()
 		for _, g := range groups {
-			s.apply(g, now)
+			s.applyTraced(g, now, began)
 		}
+		wrote := traceNow()
 		w, err := s.write(ctx, groups)
 		if err != nil {
 			return err
 		}
+		traceStep(groups, "write", wrote)
 		out, err := s.outbox(w.applied, s.settle(ctx, w.applied), dead)
 		if err != nil {
 			return err
 		}
+		published := traceNow()
 		if err := s.publish(ctx, out); err != nil {
 			return err
 		}
+		traceStep(w.applied, "publish", published)
 		s.forget(w.applied)
 		groups, dead = w.retry, nil
 		if w.refused {

@@ -40,5 +40,6 @@ func (s *Service) recoverPending(g *runBatch, now int64) {
 		return
 	}
 	s.log.Info("re-requesting the start of a run recorded but never started", logkey.RunID, g.run, logkey.Workflow, f[records.FieldWorkflow])
+	traceInject(g, []eventbus.Message{m})
 	g.out = append(g.out, m)
 }

@@ -55,6 +55,7 @@ func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
 		}
 		out = append(out, m)
 	}
+	traceInject(g, out)
 	return out, nil
 }
 

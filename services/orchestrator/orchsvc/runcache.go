@@ -23,6 +23,9 @@ type owned struct {
 	// takenOver marks a run loaded from another holder's lock, to be
 	// repaired (repairTakeover) before its first batch applies.
 	takenOver bool
+	// trace is the run's stored traceparent (records.FieldTrace): the
+	// parent of spans for events that bring no trace context of their own.
+	trace string
 }
 
 // Lock acquisition backoff while another orchestrator holds a run (a
@@ -151,6 +154,7 @@ func (s *Service) load(ctx context.Context, run string, a statestore.Acquired) (
 			return nil, err
 		}
 	}
+	o.trace = stored.Fields[records.FieldTrace]
 	if !stored.Started() {
 		return o, nil // unknown, or recorded as pending by the api: a start creates it
 	}

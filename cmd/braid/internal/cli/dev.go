@@ -6,6 +6,7 @@ import (
 
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
 	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/tracing"
 	"github.com/braidhq/braid/pkg/worker"
 	"github.com/spf13/cobra"
 )
@@ -79,7 +80,13 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	}
 	f.cfg.HTTPAllow, f.cfg.RefuseLoopback = allow, !f.allowLoopback
 	f.cfg.Out = a.out
-	f.cfg.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level}))
+	flush, err := tracing.Setup(cmd.Context(), "braid-dev", logger)
+	if err != nil {
+		return usageErrorf("%w", err)
+	}
+	defer tracing.Stop(flush, logger)
+	f.cfg.Logger = slog.New(tracing.LogHandler(logger.Handler()))
 	return devstack.Run(cmd.Context(), f.cfg)
 }
 
