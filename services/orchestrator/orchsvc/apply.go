@@ -46,7 +46,7 @@ func (s *Service) begin(g *runBatch, in inbound) {
 	start.NoSlot = !g.facts.slot
 	r, err := core.Begin(st.RunId, int(st.Version), in.plan, st.Input, createdAt(in), start, g.eff)
 	if err != nil {
-		s.log.Warn("run input rejected", logkey.RunID, g.run, logkey.Err, err)
+		s.log.WarnContext(g.logCtx(), "run input rejected", logkey.RunID, g.run, logkey.Err, err)
 	}
 	g.o.run = r
 	g.admitted = workflowCap(r) > 0 && r.Status == records.RunRunning

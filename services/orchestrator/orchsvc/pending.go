@@ -36,10 +36,10 @@ func (s *Service) recoverPending(g *runBatch, now int64) {
 		RequestedAtMs: atoi64(f[records.FieldCreated]), RequestedBy: f[records.FieldRequestedBy],
 	})
 	if err != nil {
-		s.log.Warn("re-request the start of a pending run", logkey.RunID, g.run, logkey.Err, err)
+		s.log.WarnContext(g.logCtx(), "re-request the start of a pending run", logkey.RunID, g.run, logkey.Err, err)
 		return
 	}
-	s.log.Info("re-requesting the start of a run recorded but never started", logkey.RunID, g.run, logkey.Workflow, f[records.FieldWorkflow])
+	s.log.InfoContext(g.logCtx(), "re-requesting the start of a run recorded but never started", logkey.RunID, g.run, logkey.Workflow, f[records.FieldWorkflow])
 	traceInject(g, []eventbus.Message{m})
 	g.out = append(g.out, m)
 }

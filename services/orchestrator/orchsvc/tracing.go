@@ -93,6 +93,25 @@ func traceNow() time.Time {
 	return time.Now()
 }
 
+// traceFire opens the span of a schedule's fire, the root of the trace of
+// the run it requests (a no-op span while tracing is off).
+func traceFire(ctx context.Context, schedule, workflow string) (context.Context, trace.Span) {
+	if !tracing.Enabled() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return orchTracer.Start(ctx, "schedule fire", trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.String("braid.schedule_id", schedule), tracing.AttrWorkflow.String(workflow)))
+}
+
+// logCtx is a context holding g's handle span, for the log lines about
+// g's run (they then carry trace_id and span_id).
+func (g *runBatch) logCtx() context.Context {
+	if g.traced == nil {
+		return context.Background()
+	}
+	return trace.ContextWithSpan(context.Background(), g.traced)
+}
+
 // eventName names what a run's share of a batch handles: its first event's
 // kind, "+N" more when there are several.
 func eventName(events []inbound) string {

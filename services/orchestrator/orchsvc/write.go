@@ -93,7 +93,7 @@ func (s *Service) sortWritten(groups []*runBatch) (written, error) {
 		case g.cmd != nil:
 			w.refused = true
 			s.StaleWrites.Add(1)
-			s.log.Warn("fence refused write; reloading run", logkey.RunID, g.run)
+			s.log.WarnContext(g.logCtx(), "fence refused write; reloading run", logkey.RunID, g.run)
 			delete(s.owned, g.run)
 			w.retry = append(w.retry, g)
 		default:
