@@ -130,6 +130,7 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
 			return err
 		}
 		s.forget(w.applied)
+		s.metrics.runs(w.applied)
 		groups, dead = w.retry, nil
 		if w.refused {
 			stale++
