@@ -23,6 +23,7 @@ const (
 // orchMetrics are the orchestrator's own collectors (the Redis and bus
 // ones are pkg/metrics'). Each method is cheap: a counter add or a gauge
 // set, on label children resolved at start-up where the values are known.
+// A nil *orchMetrics counts nothing (tests that build a Service by hand).
 type orchMetrics struct {
 	started, ended *prometheus.CounterVec // by workflow (and outcome)
 	takeovers      prometheus.Counter
@@ -82,6 +83,9 @@ func newOrchMetrics(r prometheus.Registerer) (*orchMetrics, error) {
 // runs counts the runs of a stored batch round that began running or
 // ended.
 func (m *orchMetrics) runs(applied []*runBatch) {
+	if m == nil {
+		return
+	}
 	for _, g := range applied {
 		r := g.o.run
 		if r == nil || !g.eff.RunStatusChanged() {
@@ -101,7 +105,7 @@ func outcome(s records.RunStatus) string { return string(s) }
 
 // takeover counts a lock taken over (a takeover repair follows).
 func (m *orchMetrics) takeover(yes bool) {
-	if yes {
+	if yes && m != nil {
 		m.takeovers.Inc()
 	}
 }
@@ -110,6 +114,9 @@ func (m *orchMetrics) takeover(yes bool) {
 // held. Once the maintenance lease is lost the live-worker count, which
 // only its holder keeps, is dropped.
 func (m *orchMetrics) leading(duty string, held bool) bool {
+	if m == nil {
+		return held
+	}
 	if held {
 		m.leader[duty].Set(1)
 		return true
@@ -123,7 +130,11 @@ func (m *orchMetrics) leading(duty string, held bool) bool {
 
 // liveWorkers records how many registered workers the maintenance leader
 // found alive.
-func (m *orchMetrics) liveWorkers(n int) { m.workers.WithLabelValues().Set(float64(n)) }
+func (m *orchMetrics) liveWorkers(n int) {
+	if m != nil {
+		m.workers.WithLabelValues().Set(float64(n))
+	}
+}
 
 // liveWorkersIf records n live workers when known is true.
 func (m *orchMetrics) liveWorkersIf(known bool, n int) {
@@ -136,7 +147,7 @@ func (m *orchMetrics) liveWorkersIf(known bool, n int) {
 // (overlap), earlier fire times dropped because they were late (counted
 // once per catch-up, however many were dropped).
 func (m *orchMetrics) decided(next, fireAt time.Time, due, fire bool) {
-	if !due {
+	if m == nil || !due {
 		return
 	}
 	if !fire {
@@ -144,6 +155,20 @@ func (m *orchMetrics) decided(next, fireAt time.Time, due, fire bool) {
 	}
 	if fireAt.After(next) {
 		m.late.Inc()
+	}
+}
+
+// fired counts a schedule fire whose run was requested.
+func (m *orchMetrics) fired() {
+	if m != nil {
+		m.fires.Inc()
+	}
+}
+
+// droppedFire counts a fire dropped because its workflow is gone.
+func (m *orchMetrics) droppedFire() {
+	if m != nil {
+		m.dropped.Inc()
 	}
 }
 

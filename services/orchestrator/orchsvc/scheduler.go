@@ -119,13 +119,13 @@ func (sc *scheduler) handle(ctx context.Context, id string, now time.Time) error
 	switch {
 	case errors.Is(err, statestore.ErrNotFound):
 		adv.Error = err.Error()
-		sc.metrics.dropped.Inc()
+		sc.metrics.droppedFire()
 		sc.log.Warn("schedule fire dropped", logkey.ScheduleID, id, logkey.Workflow, st.Def.Workflow, logkey.Err, err)
 	case err != nil:
 		return err // not advanced: the next poll requests the same run id again
 	default:
 		adv.Fired, adv.Run = d.FireAt, run
-		sc.metrics.fires.Inc()
+		sc.metrics.fired()
 	}
 	return sc.advance(ctx, adv)
 }
