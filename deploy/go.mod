@@ -3,6 +3,7 @@ module github.com/braidhq/braid/deploy
 go 1.26.8
 
 require (
+	github.com/braidhq/braid/pkg v0.0.0
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/moby/buildkit v0.34.2
 	github.com/stretchr/testify v1.12.1
@@ -67,4 +68,9 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
+)
+
+replace (
+	github.com/braidhq/braid/pkg => ../pkg
+	github.com/braidhq/braid/proto-events => ../proto-events
 )

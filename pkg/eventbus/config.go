@@ -107,6 +107,9 @@ type Config struct {
 	// SASL, when set, authenticates every connection (kafka-go's
 	// sasl/plain or sasl/scram mechanisms). Default nil: none.
 	SASL sasl.Mechanism
+	// Observer, when set, is told the consumer lag of what Fetch returns
+	// and the dead letters Publish wrote (metrics). Default nil: none.
+	Observer Observer
 }
 
 // withDefaults returns c with every zero field set to its default.

@@ -53,9 +53,11 @@ func (c *Consumer) Fetch(ctx context.Context, limit int) ([]Message, error) {
 		case m := <-c.msgs:
 			out = append(out, m)
 		default:
+			c.cfg.observeLag(out)
 			return out, nil
 		}
 	}
+	c.cfg.observeLag(out)
 	return out, nil
 }
 

@@ -75,7 +75,11 @@ func (p *Producer) Publish(ctx context.Context, msgs ...Message) error {
 	if err != nil {
 		return err
 	}
-	return p.sendAll(ctx, plan(parts))
+	if err := p.sendAll(ctx, plan(parts)); err != nil {
+		return err
+	}
+	p.cfg.observeDeadLetters(msgs)
+	return nil
 }
 
 // Close waits for Publish calls in flight and releases connections. Publish

@@ -13,6 +13,7 @@ import (
 	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -93,6 +94,9 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Logger receives structured logs. Default slog.Default().
 	Logger *slog.Logger
+	// Metrics, when set, is where the attempt metrics (outcomes, queue
+	// wait, duration by handler) are registered. Default nil: none served.
+	Metrics prometheus.Registerer
 }
 
 // withDefaults returns c with every zero field set to its default.

@@ -25,6 +25,7 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 	a.mu.Lock()
 	a.started = time.Now()
 	a.mu.Unlock()
+	w.metrics.began(a, a.started)
 	noticed := make(chan struct{})
 	notice := time.AfterFunc(w.cfg.StartNotice, func() {
 		defer close(noticed)
@@ -37,7 +38,9 @@ func (w *Worker) execute(ctx context.Context, a *attempt) {
 		<-noticed // it fired: join its goroutine, so its notice precedes the result
 	}
 	a.finish()
-	w.conclude(ctx, a, out, err, time.Now())
+	finished := time.Now()
+	w.conclude(ctx, a, out, err, finished)
+	w.metrics.finished(ctx, a, err, finished)
 }
 
 // call runs the handler with the attempt's context ctx (plus the dispatch's
@@ -63,7 +66,7 @@ func (w *Worker) call(ctx context.Context, a *attempt) (out any, err error) {
 	}()
 	out, err = a.handler.Handle(hctx, task)
 	if err != nil && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("timed out after %s: %w", time.Duration(a.dispatch.GetTimeoutMs())*time.Millisecond, err)
+		err = fmt.Errorf("%w after %s: %w", errTimedOut, time.Duration(a.dispatch.GetTimeoutMs())*time.Millisecond, err)
 	}
 	return out, err
 }

@@ -134,6 +134,7 @@ func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimRe
 	h, found := w.cfg.Handlers[in.d.GetHandler()]
 	if !found {
 		w.stats.noHandler.Add(1)
+		w.metrics.noHandler()
 		log.Warn("no handler for dispatch")
 		w.out.push(outgoing{result: w.noHandlerResult(in.d)})
 		return nil

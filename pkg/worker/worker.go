@@ -42,6 +42,7 @@ type Worker struct {
 	inflight *inflight
 	recent   *recent
 	stats    counters
+	metrics  *workerMetrics // metrics.go
 	running  atomic.Bool
 	started  time.Time
 	// beats counts the attempts' heartbeat goroutines (keepAlive), started
@@ -61,7 +62,11 @@ func New(cfg Config) (*Worker, error) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	w := &Worker{
+	m, err := newWorkerMetrics(cfg.Metrics, names)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{metrics: m,
 		cfg: cfg, rdb: cfg.Redis, keys: cfg.Keys, handlers: names,
 		claims:   statestore.Store{Keys: cfg.Keys, RDB: cfg.Redis},
 		holder:   records.Holder{Incarnation: newIncarnation(), Worker: cfg.ID},

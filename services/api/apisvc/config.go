@@ -10,8 +10,8 @@ import (
 
 	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/metrics"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -74,8 +74,9 @@ type Config struct {
 	// Logger receives request and error logs. Default slog.Default().
 	Logger *slog.Logger
 	// Metrics is where the api registers its collectors and what /metrics
-	// serves. Default: a new registry with the Go and process collectors.
-	Metrics *prometheus.Registry
+	// serves. Default (zero): a new registry with the Go and process
+	// collectors. `braid dev` passes one registry shared by all services.
+	Metrics metrics.Registry
 	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
 	KeepAlive time.Duration
 	// SSEBuffer is how many events one SSE subscriber may lag behind before
@@ -163,6 +164,7 @@ func (c Config) withDefaults() Config {
 	c.MaxHeaderBytes = cmp.Or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
+	c.Metrics = c.Metrics.OrNew()
 	return c
 }
 

@@ -38,7 +38,7 @@ type Server struct {
 	rates   *buckets     // per-client request rate (ratelimit.go); nil: no limit
 	streams *slots       // per-client open SSE streams (clients.go); nil: no limit
 	waits   *slots       // per-client waiting requests; nil: no limit
-	metrics *metrics
+	metrics *apiMetrics
 	engine  *gin.Engine
 
 	closing   chan struct{} // closed when shutdown begins: streams end, readiness fails
@@ -57,9 +57,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	ring, _ := newKeyring(cfg.APIKeys) // validate checked it
-	m, err := newMetrics(cfg.Metrics)
+	m, err := newMetrics(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("api metrics: %w", err)
+		return nil, err
 	}
 	topics := []string{eventsv1.TopicWorkflowStart, eventsv1.TopicWorkflowControl, eventsv1.TopicWorkflowEvents}
 	if err := eventbus.EnsureTopics(ctx, cfg.Bus, topics...); err != nil {

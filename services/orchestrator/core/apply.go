@@ -90,6 +90,7 @@ func (r *Run) setStatus(s records.RunStatus, detail string, now int64, eff *Effe
 	}
 	r.Status = s
 	eff.RunChanged, eff.rChange = true, true
+	eff.Started = eff.Started || s == records.RunRunning
 	if s.Terminal() {
 		r.FinishedAt = now
 		r.Error = detail

@@ -34,6 +34,9 @@ type Effects struct {
 	Orphans []OrphanClaim
 	// Lost counts attempts declared lost with their worker (for metrics).
 	Lost int
+	// Started says the run began running in this batch: a first start, a
+	// held run admitted, a finished run reopened (for metrics).
+	Started bool
 	// FanOut holds what changed in fan-out nodes' per-instance storage.
 	FanOut FanOutEffects
 

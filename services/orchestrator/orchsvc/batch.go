@@ -138,6 +138,7 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) (err er
 		}
 		traceStep(w.applied, "publish", published)
 		s.forget(w.applied)
+		s.metrics.runs(w.applied)
 		groups, dead = w.retry, nil
 		if w.refused {
 			stale++

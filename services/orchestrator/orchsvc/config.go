@@ -15,6 +15,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/metrics"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/orchestrator/core"
 	"github.com/redis/go-redis/v9"
@@ -85,6 +86,9 @@ type Config struct {
 	// MetricsAddr is where GET /metrics is served (Prometheus text); empty
 	// serves none.
 	MetricsAddr string
+	// Metrics is where the orchestrator registers its collectors and what
+	// its /metrics serves; default (zero) a fresh registry of its own.
+	Metrics metrics.Registry
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 }
@@ -110,6 +114,7 @@ func (c Config) withDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
+	c.Metrics = c.Metrics.OrNew()
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c

@@ -15,12 +15,14 @@ import (
 func (s *Service) workersDied(ctx context.Context) bool {
 	ids, err := s.rdb.HKeys(ctx, s.keys.Workers()).Result()
 	if err != nil || len(ids) == 0 {
+		s.metrics.liveWorkersIf(err == nil, 0)
 		return false
 	}
 	live, err := s.keys.LiveIncarnations(ctx, s.rdb, ids)
 	if err != nil {
 		return false
 	}
+	s.metrics.liveWorkers(len(live))
 	died := false
 	for _, id := range ids {
 		if _, ok := live[id]; ok {

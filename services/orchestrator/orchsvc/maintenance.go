@@ -34,7 +34,7 @@ func (s *Service) maintain(ctx context.Context) {
 			continue
 		case <-timers.C:
 		}
-		if !s.maintLease.hold(ctx) {
+		if !s.metrics.leading(dutyMaintenance, s.maintLease.hold(ctx)) {
 			lastScan = time.Time{} // a new leader scans at once
 			continue
 		}

@@ -7,8 +7,12 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/braidhq/braid/pkg/metrics"
 	"github.com/braidhq/braid/pkg/testkit/testinfra"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +22,11 @@ func TestOpsServeMetricsAndHealth(t *testing.T) {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	s := &Service{log: slog.New(slog.DiscardHandler), rdb: testinfra.StartRedis(t).Client(t)}
+	reg := metrics.New()
+	s := &Service{cfg: Config{Metrics: reg}, log: slog.New(slog.DiscardHandler), rdb: testinfra.StartRedis(t).Client(t)}
+	m, err := newOrchMetrics(reg.Registerer)
+	require.NoError(t, err)
+	m.svc.Store(s)
 	s.StaleWrites.Add(3)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -47,4 +55,29 @@ func TestOpsServeMetricsAndHealth(t *testing.T) {
 	srv.Stop() // gone once Stop returns
 	_, err = http.Get("http://" + addr + "/readyz")
 	require.Error(t, err)
+}
+
+// TestLeaderAndWorkerGauges: the leader gauge follows each duty's lease,
+// and only the maintenance leader exports the live-worker count.
+func TestLeaderAndWorkerGauges(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m, err := newOrchMetrics(reg)
+	require.NoError(t, err)
+	require.True(t, m.leading(dutyMaintenance, true))
+	require.False(t, m.leading(dutyScheduler, false))
+	m.liveWorkers(3)
+	require.Equal(t, 1.0, testutil.ToFloat64(m.leader[dutyMaintenance]))
+	require.Equal(t, 0.0, testutil.ToFloat64(m.leader[dutyScheduler]))
+	require.Equal(t, 1, testutil.CollectAndCount(m.workers))
+	require.Equal(t, 3.0, testutil.ToFloat64(m.workers))
+	require.False(t, m.leading(dutyMaintenance, false))
+	require.Equal(t, 0, testutil.CollectAndCount(m.workers), "a former leader exports no worker count")
+
+	now := time.Now()
+	m.decided(now, now, false, false) // not due: nothing
+	m.decided(now, now, true, false)  // skipped: overlap
+	m.decided(now, now.Add(time.Hour), true, true)
+	require.Equal(t, 1.0, testutil.ToFloat64(m.overlap))
+	require.Equal(t, 1.0, testutil.ToFloat64(m.late))
 }

@@ -138,6 +138,7 @@ func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (refused 
 			return nil, err
 		}
 		o.takenOver = takenOver && o.run != nil
+		s.metrics.takeover(o.takenOver)
 		s.owned[reqs[i].Run] = o
 	}
 	return refused, nil

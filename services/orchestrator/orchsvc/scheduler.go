@@ -37,6 +37,8 @@ type scheduler struct {
 	clock func() time.Time
 	poll  time.Duration
 	log   *slog.Logger
+	// metrics counts fires and misses (set by New).
+	metrics *orchMetrics
 }
 
 func newScheduler(cfg Config, pub publisher, locker *redislock.Client) *scheduler {
@@ -59,7 +61,7 @@ func (sc *scheduler) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !sc.lease.hold(ctx) {
+		if !sc.metrics.leading(dutyScheduler, sc.lease.hold(ctx)) {
 			continue
 		}
 		if err := sc.tick(ctx); err != nil && ctx.Err() == nil {
@@ -102,6 +104,7 @@ func (sc *scheduler) handle(ctx context.Context, id string, now time.Time) error
 		return err
 	}
 	d := schedule.Decide(tt, schedule.State{Next: st.Next, Overlap: st.Def.Overlap, PreviousActive: active}, now)
+	sc.metrics.decided(st.Next, d.FireAt, d.Due, d.Fire)
 	if !d.Due {
 		return nil
 	}
@@ -116,11 +119,13 @@ func (sc *scheduler) handle(ctx context.Context, id string, now time.Time) error
 	switch {
 	case errors.Is(err, statestore.ErrNotFound):
 		adv.Error = err.Error()
+		sc.metrics.droppedFire()
 		sc.log.Warn("schedule fire dropped", logkey.ScheduleID, id, logkey.Workflow, st.Def.Workflow, logkey.Err, err)
 	case err != nil:
 		return err // not advanced: the next poll requests the same run id again
 	default:
 		adv.Fired, adv.Run = d.FireAt, run
+		sc.metrics.fired()
 	}
 	return sc.advance(ctx, adv)
 }

@@ -40,6 +40,7 @@ type Service struct {
 	pruned time.Time
 	// stopping closes when Run's context ends (ends publish retries).
 	stopping <-chan struct{}
+	metrics  *orchMetrics // metrics.go
 
 	// StaleWrites counts writes the fence refused (a lock lost mid-batch).
 	StaleWrites atomic.Int64
@@ -62,6 +63,10 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := statestore.LoadScripts(ctx, cfg.Redis); err != nil {
 		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
+	cfg, m, err := instrument(cfg)
+	if err != nil {
+		return nil, err
+	}
 	prod, err := eventbus.NewProducer(cfg.Bus)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator producer: %w", err)
@@ -79,9 +84,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		cons: cons, prod: prod, owned: map[string]*owned{}, fences: fenceMemory{},
 		leases:     newLeases(cfg.Redis, cfg.Keys, cfg.LockTTL, cfg.IdleRelease, cfg.Logger.With(logkey.Component, "orchestrator-leases")),
 		plans:      &planCache{rdb: cfg.Redis, keys: cfg.Keys, m: map[string]*core.Plan{}},
-		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg, log),
+		maintLease: newLeaderLease(locker, cfg.Keys.Leader("maintenance"), cfg, log), metrics: m,
 	}
 	s.sched = newScheduler(cfg, prod, locker)
+	s.sched.metrics = m
+	m.svc.Store(s)
 	return s, nil
 }
 

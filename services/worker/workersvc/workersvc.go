@@ -21,6 +21,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/metrics"
 	"github.com/braidhq/braid/pkg/opsserve"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/worker"
@@ -68,8 +69,12 @@ type Config struct {
 	// Secrets resolves << secret.NAME >> in task configs (nil: none).
 	Secrets worker.Secrets
 	// HTTPAddr, when set, serves /healthz, /readyz (Redis answers, the
-	// worker runs) and the probe of `braid-worker healthcheck` (opsserve).
+	// worker runs), /metrics and the probe of `braid-worker healthcheck`
+	// (opsserve).
 	HTTPAddr string
+	// Metrics is where the worker registers its collectors and what its
+	// /metrics serves; default (zero) a fresh registry of its own.
+	Metrics metrics.Registry
 }
 
 // Run runs a worker until ctx is done, then drains it (see pkg/worker) and
@@ -93,14 +98,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	w, err := worker.New(worker.Config{
+	if cfg, err = instrument(cfg); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	w, err := worker.New(worker.Config{Metrics: cfg.Metrics.Registerer,
 		ID: cfg.ID, Bus: cfg.Bus, Redis: cfg.Redis, Keys: cfg.Keys, Handlers: handlers, Secrets: cfg.Secrets,
 		Concurrency: cfg.Concurrency, DrainTimeout: cfg.DrainTimeout, HeartbeatInterval: cfg.HeartbeatInterval, LivenessTimeout: cfg.LivenessTimeout, Logger: logger,
 	})
 	if err != nil {
 		return err
 	}
-	ops, err := opsserve.Start(opsserve.Config{Addr: cfg.HTTPAddr, Service: "worker", Ready: map[string]opsserve.Check{
+	ops, err := opsserve.Start(opsserve.Config{Addr: cfg.HTTPAddr, Service: "worker", Metrics: cfg.Metrics.Gatherer, Ready: map[string]opsserve.Check{
 		"redis":  func(ctx context.Context) error { return cfg.Redis.Ping(ctx).Err() },
 		"worker": func(context.Context) error { return ctx.Err() }, // stopping: not ready
 	}}, logger)

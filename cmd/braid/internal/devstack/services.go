@@ -10,6 +10,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/metrics"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
@@ -46,6 +47,7 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 		r.clients = append(r.clients, c)
 	}
 	bus := eventbus.Config{Brokers: []string{inf.kafkaAddr}}
+	reg := sharedRegistry() // every service's metrics, served at the api's /metrics
 	log := cfg.Logger
 	// The services outlive ctx (a signal): stop cancels each in turn.
 	ctx = context.WithoutCancel(ctx)
@@ -55,7 +57,7 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 		// dir takes its predecessor's run locks and group memberships over at
 		// once (one `braid dev` per data dir, so no live process shares them).
 		return orchsvc.Run(ctx, orchsvc.Config{ID: "dev-orchestrator", StableID: true, Bus: withClient(bus, "braid-orchestrator"),
-			Redis: orchRedis, Logger: log.With(logkey.Service, "orchestrator")})
+			Redis: orchRedis, Logger: log.With(logkey.Service, "orchestrator"), Metrics: metrics.Shared(reg, "orchestrator")})
 	})
 	for i := range cfg.Workers {
 		id, wc := fmt.Sprintf("dev-worker-%d", i+1), r.clients[2+i]
@@ -64,12 +66,13 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 			wbus.InstanceID = id
 			return workersvc.Run(ctx, workersvc.Config{ID: id, Bus: wbus, Redis: wc, Concurrency: cfg.WorkerConcurrency,
 				Handler:  handler.Config{Egress: egress(cfg, inf), PassEnv: cfg.TaskEnv.PassEnv},
-				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets, Logger: log.With(logkey.Service, "worker")})
+				Handlers: cfg.TaskEnv.Handlers, Secrets: cfg.TaskEnv.Secrets, Logger: log.With(logkey.Service, "worker"),
+				Metrics: metrics.Shared(reg, "worker")}) // the workers share their collectors: counts add up
 		}))
 	}
 	r.api = launch(ctx, "api", r.exits, func(ctx context.Context) error {
 		return apisvc.Run(ctx, apisvc.Config{Addr: cfg.APIAddr, APIKeys: keys, Bus: bus,
-			Redis: apiRedis, Logger: log.With(logkey.Service, "api")})
+			Redis: apiRedis, Logger: log.With(logkey.Service, "api"), Metrics: metrics.Shared(reg, "api")})
 	})
 	return r, nil
 }

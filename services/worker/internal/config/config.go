@@ -28,7 +28,7 @@ type Config struct {
 	Liveness     time.Duration // BRAID_WORKER_LIVENESS_TIMEOUT, silence after which the worker counts as dead; default 5s
 	LLMBaseURL   string        // BRAID_LLM_BASE_URL, OpenAI-compatible API; default "" (mock completions)
 	LLMAPIKey    string        // BRAID_LLM_API_KEY; default ""
-	HTTPAddr     string        // BRAID_WORKER_HTTP_ADDR, where /healthz and /readyz listen; default "" (off)
+	HTTPAddr     string        // BRAID_WORKER_HTTP_ADDR, where /healthz, /readyz and /metrics listen; default "" (off)
 	PassEnv      []string      // BRAID_WORKER_PASS_ENV, variables shell tasks get besides the base set; default none
 	Handlers     []string      // BRAID_WORKER_HANDLERS, the handlers this worker runs; default all
 	SecretsDir   string        // BRAID_WORKER_SECRETS_DIR, a directory of files named after secrets; default "" (none)
