@@ -84,9 +84,9 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 	}
 	ins = ins[:cut]
 	reqs = reqs[:claimsBefore(ins)]
-	claimed := time.Now()
+	claimed := traceNow()
 	res, ok := w.claimAll(ctx, reqs)
-	answered := time.Now()
+	answered := traceNow()
 	for i, in := range ins {
 		switch {
 		case in.poison != "":

@@ -45,6 +45,15 @@ func (w *Worker) traceAttempt(a *attempt, headers map[string]string, claimed, an
 	c.End(trace.WithTimestamp(answered))
 }
 
+// traceNow is the time, while tracing is on (zero while it is off: untraced
+// batches read no clock for it).
+func traceNow() time.Time {
+	if !tracing.Enabled() {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
 // withSpan returns ctx carrying a's task span (ctx itself when untraced).
 func (a *attempt) withSpan(ctx context.Context) context.Context {
 	if a.span == nil {
