@@ -48,10 +48,11 @@ func TestTracingOneRunIsOneTrace(t *testing.T) {
 
 	nodes := []string{"A", "B", "C", "D"}
 	var spans []otlpsink.Span
-	require.True(t, sink.Wait(30*time.Second, func(all []otlpsink.Span) bool {
+	handled := sink.Wait(30*time.Second, func(all []otlpsink.Span) bool {
 		spans = ofRun(all, id)
 		return handledResults(spans, nodes) == len(nodes)
-	}), "the results of %v were not all handled in the trace; spans of the run:\n%s", nodes, describe(spans))
+	})
+	require.True(t, handled, "the results of %v were not all handled in the trace; spans of the run:\n%s", nodes, describe(spans))
 	spans = sink.Trace(callerTrace)
 	byID := map[string]otlpsink.Span{}
 	for _, sp := range spans {
