@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,4 +138,34 @@ func TestKustomizeOverlayPointsAtExistingInfrastructure(t *testing.T) {
 	}
 	cm := objs["ConfigMap"][0].(*corev1.ConfigMap)
 	require.Contains(t, cm.Data["BRAID_KAFKA_BROKERS"], "kafka-0.kafka.messaging.svc:9092")
+}
+
+// TestKustomizePodsAreScraped: every pod template asks an annotation-based
+// Prometheus to scrape /metrics on the port its service serves it on.
+func TestKustomizePodsAreScraped(t *testing.T) {
+	t.Parallel()
+	objs := objects(t, "deploy/k8s/base")
+	templates := map[string]corev1.PodTemplateSpec{}
+	for _, o := range objs["Deployment"] {
+		d := o.(*appsv1.Deployment)
+		templates[d.Name] = d.Spec.Template
+	}
+	for _, o := range objs["StatefulSet"] {
+		s := o.(*appsv1.StatefulSet)
+		templates[s.Name] = s.Spec.Template
+	}
+	require.Len(t, templates, 3)
+	for name, tpl := range templates {
+		a := tpl.Annotations
+		require.Equal(t, "true", a["prometheus.io/scrape"], name)
+		require.Equal(t, "/metrics", a["prometheus.io/path"], name)
+		var port int32
+		for _, p := range tpl.Spec.Containers[0].Ports {
+			if p.Name == "http" {
+				port = p.ContainerPort
+			}
+		}
+		require.NotZero(t, port, "%s has no http port", name)
+		require.Equal(t, strconv.Itoa(int(port)), a["prometheus.io/port"], "%s: scraped on the port that serves /metrics", name)
+	}
 }
