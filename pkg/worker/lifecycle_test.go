@@ -66,6 +66,40 @@ func TestHeartbeatStopsCancelledAttempt(t *testing.T) {
 	require.NotEmpty(t, b.logLines("run1", "a", 1))
 }
 
+// TestStopNoticeStopsAttemptBeforeItsBeat: the orchestrator's stop
+// announcement alone stops a cancelled attempt. The attempt's heartbeat is
+// an hour apart, so only the notice (pub/sub on StopChannel, then an
+// immediate claim check) can end it within the test.
+func TestStopNoticeStopsAttemptBeforeItsBeat(t *testing.T) {
+	t.Parallel()
+	h := newBlocker()
+	b := setup(t, map[string]worker.Handler{"block": h}, func(c *worker.Config) { c.HeartbeatInterval = time.Hour })
+	d := b.queued("run1", "a", "block", `{}`)
+	d.HeartbeatTimeoutMs = (3 * time.Hour).Milliseconds()
+	b.dispatch(d)
+	waitChan(t, h.started, "handler start")
+
+	b.putNode("run1", "a", 0, `{"s":"cancelled","a":1}`)
+	select {
+	case cause := <-h.cause:
+		t.Fatalf("the attempt stopped before any notice: %v", cause)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// Subscribers may still be joining; announce until the attempt stops.
+	ctx := context.Background()
+	var cause error
+	require.Eventually(t, func() bool {
+		require.NoError(t, b.rdb.Publish(ctx, b.keys.StopChannel(), "run1").Err())
+		select {
+		case cause = <-h.cause:
+			return true
+		default:
+			return false
+		}
+	}, within, 100*time.Millisecond, "the stop notice never stopped the attempt")
+	require.ErrorContains(t, cause, "stopped: finished")
+}
+
 func TestHeartbeatKeepsClaimAlive(t *testing.T) {
 	t.Parallel()
 	h := newBlocker()
