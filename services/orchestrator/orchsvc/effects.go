@@ -81,7 +81,16 @@ func runFields(r *core.Run, created bool, events []inbound) map[string]string {
 
 // queueIndexes keeps the run indexes and durable timers in step with a
 // write. They live outside the run's hash slot, so they ride in the same
-// pipeline but not in the same script; the reconciler repairs the rare gap.
+// pipeline as the run's fenced write but not in its script, and a crash
+// (AOF and replicas keep a prefix of what ran) can keep the write and lose
+// what follows it; a redelivered batch then applies as duplicates that
+// write nothing. So what makes the system look at a run — its index
+// entries, active-runs entry, timers — is queued before the write
+// (queueIndexes), and what lets it forget a run — the active entry of a
+// run that ended — after it (queueUnindex). A write refused or lost after
+// its entries were added leaves an extra entry, which is harmless: the
+// reconciler drops active entries of ended runs, and a timer fired for an
+// attempt that moved on is ignored.
 func (s *Service) queueIndexes(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
 	r, eff := g.o.run, g.eff
 	score := float64(r.CreatedAt)
@@ -89,16 +98,20 @@ func (s *Service) queueIndexes(ctx context.Context, pipe redis.Pipeliner, g *run
 		pipe.ZAdd(ctx, s.keys.AllRuns(), redis.Z{Score: score, Member: g.run})
 		pipe.ZAdd(ctx, s.keys.WorkflowRuns(r.Workflow), redis.Z{Score: score, Member: g.run})
 	}
-	if eff.RunStatusChanged() {
-		if r.Status.Terminal() {
-			pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
-		} else {
-			pipe.ZAdd(ctx, s.keys.ActiveRuns(), redis.Z{Score: score, Member: g.run})
-		}
+	if eff.RunStatusChanged() && !r.Status.Terminal() {
+		pipe.ZAdd(ctx, s.keys.ActiveRuns(), redis.Z{Score: score, Member: g.run})
 	}
 	for _, t := range eff.Timers {
 		m := statestore.Timer{Run: g.run, Kind: int(timerKind(t.Kind)), Node: t.Node, Instance: t.Instance, Attempt: t.Attempt}
 		pipe.ZAdd(ctx, s.keys.Timers(), redis.Z{Score: float64(t.At), Member: m.Member()})
+	}
+}
+
+// queueUnindex queues, after g's write, the removal of a run that ended
+// from the active-runs index (see queueIndexes).
+func (s *Service) queueUnindex(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
+	if r := g.o.run; g.eff.RunStatusChanged() && r.Status.Terminal() {
+		pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
 	}
 }
 

@@ -23,6 +23,11 @@ type owned struct {
 	// takenOver marks a run loaded from another holder's lock, to be
 	// repaired (repairTakeover) before its first batch applies.
 	takenOver bool
+	// loaded marks a run read from Redis rather than created or kept in
+	// this process: its next write re-adds it to the active-runs index
+	// (queueReindex), since what a crash cut off after its last write is
+	// not re-derived when its events apply again as duplicates.
+	loaded bool
 	// trace is the run's stored traceparent (records.FieldTrace): the
 	// parent of spans for events that bring no trace context of their own.
 	trace string
@@ -163,7 +168,7 @@ func (s *Service) load(ctx context.Context, run string, a statestore.Acquired) (
 	if err != nil {
 		return nil, err
 	}
-	o.run = r
+	o.run, o.loaded = r, true
 	return o, nil
 }
 

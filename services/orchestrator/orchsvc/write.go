@@ -24,7 +24,8 @@ type written struct {
 }
 
 // write stores every run's effects in one pipeline: each run's fenced
-// write (or optimistic start), the indexes and timers beside it, and the
+// write (or optimistic start), the indexes and timers beside it (in the
+// order queueIndexes explains), and the
 // notifications that follow a stored write (a run's end for ?wait=
 // waiters, cancelled attempts for the workers holding them). The
 // notifications ride after the write in the same pipeline; one that
@@ -36,16 +37,18 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 		if g.dropActive {
 			pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
 		}
+		s.queueReindex(ctx, pipe, g)
 		if g.eff.Empty() && !g.eff.Created {
 			continue
 		}
 		g.write = s.toWrite(g)
+		s.queueIndexes(ctx, pipe, g)
 		if g.lock != "" {
 			s.queueStart(ctx, pipe, g)
 		} else {
 			g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
 		}
-		s.queueIndexes(ctx, pipe, g)
+		s.queueUnindex(ctx, pipe, g)
 		s.queueNotices(ctx, pipe, g)
 	}
 	if failpoint.Enabled {
@@ -54,7 +57,27 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return written{}, fmt.Errorf("persist: %w", err)
 	}
+	for _, g := range groups {
+		if g.o != nil {
+			g.o.loaded = false
+		}
+	}
 	return s.sortWritten(groups)
+}
+
+// queueReindex re-adds a run loaded from Redis that has not ended to the
+// active-runs index (ZADD NX: a no-op when it is there). A crash, or a
+// cluster node failing, can keep a run's write and lose the index update
+// beside it; the redelivered events then apply as duplicates that change
+// nothing, so only a load notices. With the run in the index, the
+// reconciler repairs the rest (overdue retries, deadlines, lost dispatches).
+func (s *Service) queueReindex(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
+	if g.o == nil || !g.o.loaded {
+		return
+	}
+	if r := g.o.run; r != nil && !r.Status.Terminal() {
+		pipe.ZAddNX(ctx, s.keys.ActiveRuns(), redis.Z{Score: float64(r.CreatedAt), Member: g.run})
+	}
 }
 
 // queueNotices queues the pub/sub notices of g's write: the run ended
