@@ -115,7 +115,7 @@ func (b badConfig) Unwrap() error { return b.err }
 // rediss://, or nil), runs run with it, and closes it once run returned:
 // a service's clients belong to its caller, which opens them before the
 // service starts and closes them after it stopped.
-func WithRedis(ctx context.Context, url string, roots *x509.CertPool, run func(rdb *redis.Client) error) error {
+func WithRedis(ctx context.Context, url string, roots *x509.CertPool, run func(rdb redis.UniversalClient) error) error {
 	rdb, err := statestore.NewClient(ctx, url, RedisDialTimeout, roots)
 	if err != nil {
 		return err

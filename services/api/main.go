@@ -23,7 +23,7 @@ func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
 	if err != nil {
 		return svcmain.BadConfig(err)
 	}
-	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb *redis.Client) error {
+	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb redis.UniversalClient) error {
 		cfg.Redis = rdb
 		return apisvc.Run(ctx, cfg)
 	})

@@ -18,7 +18,7 @@ func main() { os.Exit(svcmain.Main("orchestrator", config.Load, run)) }
 
 // run runs the orchestrator with its Redis client (svcmain.WithRedis).
 func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
-	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb *redis.Client) error {
+	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb redis.UniversalClient) error {
 		return orchsvc.Run(ctx, env.Service(rdb, logger))
 	})
 }

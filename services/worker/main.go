@@ -18,7 +18,7 @@ func main() { os.Exit(svcmain.Main("worker", config.Load, run)) }
 
 // run runs the worker with its Redis client (svcmain.WithRedis).
 func run(ctx context.Context, env config.Config, logger *slog.Logger) error {
-	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb *redis.Client) error {
+	return svcmain.WithRedis(ctx, env.RedisURL, env.RedisCAs, func(rdb redis.UniversalClient) error {
 		return workersvc.Run(ctx, env.Service(rdb, logger))
 	})
 }

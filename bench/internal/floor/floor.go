@@ -33,7 +33,7 @@ const record = `{"s":"succeeded","a":1,"q":1795000000000,"t":1795000000001,"f":1
 type Loop struct {
 	cons *eventbus.Consumer
 	prod *eventbus.Producer
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	key  string
 }
 
@@ -41,7 +41,7 @@ type Loop struct {
 // this measurement), joins a consumer group on it and opens a producer.
 // Records are written to one Redis hash built by keys (a node-records
 // hash of a run named "floor").
-func Open(ctx context.Context, bus eventbus.Config, rdb *redis.Client, keys statestore.Keys) (*Loop, error) {
+func Open(ctx context.Context, bus eventbus.Config, rdb redis.UniversalClient, keys statestore.Keys) (*Loop, error) {
 	bus.ClientID = "braid-bench-floor"
 	if err := eventbus.EnsureTopics(ctx, bus, eventsv1.TopicTaskComplete); err != nil {
 		return nil, fmt.Errorf("floor: %w", err)

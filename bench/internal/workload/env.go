@@ -55,7 +55,7 @@ type Env struct {
 	Bins  procstack.Binaries
 	Infra *procstack.Infra
 	// Redis is a client of Infra's Redis, for read-only inspection.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// Dir holds the processes' logs.
 	Dir string
 	// Reps is how many times each measurement is repeated (≥ 3).

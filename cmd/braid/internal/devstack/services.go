@@ -26,7 +26,7 @@ type running struct {
 	orchestrator *service
 	workers      []*service
 	api          *service
-	clients      []*redis.Client
+	clients      []redis.UniversalClient
 	exits        chan exit
 }
 

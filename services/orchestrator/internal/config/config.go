@@ -46,7 +46,7 @@ func (c Config) MainSettings() svcmain.Settings {
 
 // Service returns the orchsvc configuration these settings describe, with
 // the client and logger main made.
-func (c Config) Service(rdb *redis.Client, logger *slog.Logger) orchsvc.Config {
+func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) orchsvc.Config {
 	return orchsvc.Config{
 		ID:             c.ID,
 		StableID:       c.ID != "",

@@ -3,10 +3,8 @@
 package config
 
 import (
-	"cmp"
 	"log/slog"
 	"net"
-	"net/url"
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
@@ -146,19 +144,11 @@ func (c Config) ownListeners() []handler.Listener {
 	}
 	add("worker health", c.HTTPAddr)
 	add("pprof", c.PprofAddr)
-	add("redis", redisAddr(c.RedisURL))
+	for _, a := range statestore.Addrs(c.RedisURL) {
+		add("redis", a)
+	}
 	for _, b := range c.KafkaBrokers {
 		add("kafka", b)
 	}
 	return out
-}
-
-// redisAddr is the host:port of a redis:// or rediss:// URL (port 6379
-// when absent), or "" for any other URL.
-func redisAddr(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Hostname() == "" {
-		return ""
-	}
-	return net.JoinHostPort(u.Hostname(), cmp.Or(u.Port(), "6379"))
 }
