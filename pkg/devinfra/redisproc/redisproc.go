@@ -42,10 +42,16 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// SysProcAttr is applied to the child (e.g. its own process group).
 	SysProcAttr *syscall.SysProcAttr
-	// Password, when set, is required of every client (requirepass). It is
+	// Password, when set, is required of every client (requirepass) and is
+	// what the server, as a replica, authenticates to its master with
+	// (masterauth): a Redis Cluster's nodes share one password. It is
 	// written to Dir/redis.conf (mode 0600), never put on the command line,
 	// where any local user could read it in the process list.
 	Password string
+	// Args are extra redis-server arguments ("--name", "value", ...), given
+	// after the defaults so they override them (e.g. cluster mode). They are
+	// on the command line: never put a secret here.
+	Args []string
 }
 
 // Server is a running (or exited) redis-server.
@@ -87,19 +93,21 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	var args []string
 	if o.Password != "" {
 		conf := filepath.Join(dir, "redis.conf")
-		if err := writeConf(conf, "requirepass "+strconv.Quote(o.Password)+"\n"); err != nil {
+		pw := strconv.Quote(o.Password)
+		if err := writeConf(conf, "requirepass "+pw+"\nmasterauth "+pw+"\n"); err != nil {
 			return nil, fmt.Errorf("redis config file: %w", err)
 		}
 		args = append(args, conf) // the config file must come first
 	}
 	s.password = o.Password
-	s.cmd = exec.Command(bin, append(args,
+	args = append(args,
 		"--bind", host, "--port", port, "--dir", dir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
 		"--logfile", s.log, "--daemonize", "no", "--protected-mode", "no",
 		// Keep argv as given: a rewritten process title would hide what is
 		// on the command line from the test that checks no password is.
-		"--set-proc-title", "no")...)
+		"--set-proc-title", "no")
+	s.cmd = exec.Command(bin, append(args, o.Args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = out, out
 	s.cmd.SysProcAttr = o.SysProcAttr
 	if err := s.cmd.Start(); err != nil {

@@ -1,0 +1,71 @@
+package statestore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/records"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/statestore/statestoretest"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRedisCluster runs the state store's contract (statestoretest) and
+// every script on a real Redis Cluster of three masters and three
+// replicas, through a go-redis ClusterClient with the SlotCheck hook: the
+// cluster itself refuses a script whose keys span slots (CROSSSLOT), a
+// multi-key command across slots, or a script reaching a key of another
+// node, and the hook names the script that did it.
+func TestRedisCluster(t *testing.T) {
+	t.Parallel()
+	cluster := testinfra.StartRedisCluster(t)
+	cc := cluster.Client(t)
+	check := slotChecked(t, cc)
+	t.Run("Conformance", func(t *testing.T) {
+		statestoretest.RunConformance(t, func(t *testing.T) statestoretest.Harness {
+			return statestoretest.Harness{Client: cc, Keys: statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}}
+		})
+	})
+	t.Run("EveryScript", func(t *testing.T) {
+		k := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+		exerciseScripts(t, cc, k)
+		requireEveryScriptChecked(t, check)
+		exerciseCrossSlotPipelines(t, cc, k)
+	})
+}
+
+// exerciseCrossSlotPipelines runs, after exerciseScripts, the store's
+// reads and writes whose pipelines mix slots (go-redis splits them by
+// node) and checks they see what exerciseScripts wrote.
+func exerciseCrossSlotPipelines(t *testing.T, rdb redis.UniversalClient, k statestore.Keys) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sums, err := k.RunSummaries(ctx, rdb, "r1", "r2", "missing")
+	require.NoError(t, err)
+	require.Equal(t, []string{"running", "running", ""}, []string{sums[0][records.FieldStatus], sums[1][records.FieldStatus], sums[2][records.FieldStatus]})
+	run, err := k.LoadRun(ctx, rdb, "r1")
+	require.NoError(t, err)
+	require.True(t, run.Started())
+	fo, err := k.LoadFanOut(ctx, rdb, "r1", "F")
+	require.NoError(t, err)
+	require.Equal(t, []string{"1"}, fo.Items)
+
+	_, err = k.RenewLiveness(ctx, rdb, "w1", "i1", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, rdb.Set(ctx, k.Claim("r2", "A", 0, 1), "i1/w1", time.Minute).Err())
+	facts, err := k.ClaimFacts(ctx, rdb, []statestore.Attempt{{Run: "r1", Node: "A", Attempt: 1}, {Run: "r2", Node: "A", Attempt: 1}})
+	require.NoError(t, err)
+	require.Equal(t, []statestore.ClaimState{statestore.ClaimNone, statestore.ClaimLive}, []statestore.ClaimState{facts[0].State, facts[1].State})
+
+	infos, err := k.WorkflowInfos(ctx, rdb, "wf", "other")
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 0}, []int{infos[0].Latest, infos[1].Latest})
+	require.NoError(t, k.DeleteWorkflow(ctx, rdb, "wf", time.Now()))
+	schedules, err := k.GetSchedules(ctx, rdb, "s1", "s2")
+	require.NoError(t, err)
+	require.Equal(t, []*statestore.StoredSchedule{nil, nil}, schedules, "exerciseScripts deleted s1")
+}
