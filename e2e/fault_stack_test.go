@@ -20,11 +20,14 @@ import (
 // original environment.
 type faultStack struct {
 	*Stack
-	t      *testing.T
-	redis  *testinfra.Redis
-	broker *proc
-	rdb    *redis.Client
-	keys   statestore.Keys
+	t *testing.T
+	// redis is the stack's redis-server, or nil when it runs on a Redis
+	// Cluster (cluster).
+	redis   *testinfra.Redis
+	cluster *testinfra.RedisCluster
+	broker  *proc
+	rdb     redis.UniversalClient
+	keys    statestore.Keys
 	// parents maps workflow name → node id → parent ids, and rules the same
 	// to trigger rules ("" for the default), for the checker.
 	parents map[string]map[string][]string
@@ -45,7 +48,15 @@ type faultStack struct {
 // the logs are dumped if t failed.
 func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 	t.Helper()
-	r := testinfra.StartRedis(t)
+	f := &faultStack{t: t, parents: map[string]map[string][]string{}, rules: map[string]map[string]string{},
+		handlers: map[string]map[string]string{}, pausedPIDs: map[int]bool{}}
+	if o.redisCluster {
+		f.cluster = testinfra.StartRedisCluster(t)
+		o.redisURL, f.rdb = f.cluster.URL, f.cluster.Client(t)
+	} else {
+		f.redis = testinfra.StartRedis(t)
+		o.redisURL, f.rdb = f.redis.URL, f.redis.Client(t)
+	}
 	dir := t.TempDir()
 	broker := startProc(t, dir, "kfakebroker", bins(t).KfakeBroker, nil,
 		"-addr", freeAddr(t), "-data-dir", filepath.Join(dir, "kafka"))
@@ -64,16 +75,14 @@ func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 	if err != nil {
 		t.Fatalf("kfakebroker: %v\n%s", err, broker.tail())
 	}
-	o.kafka, o.redisURL = addr, r.URL
-	ledger := filepath.Join(dir, "ledger.tsv")
-	o.env = append([]string{"BRAID_WORKER_LEDGER=" + ledger}, o.env...)
+	o.kafka = addr
+	f.ledger = filepath.Join(dir, "ledger.tsv")
+	o.env = append([]string{"BRAID_WORKER_LEDGER=" + f.ledger}, o.env...)
 	s, stop := StartStack(t, o)
 	t.Cleanup(stop)
 	s.dumpOnFailure(t)
-	return &faultStack{Stack: s, t: t, redis: r, broker: broker, rdb: r.Client(t),
-		keys:    statestore.Keys{Namespace: s.Namespace},
-		parents: map[string]map[string][]string{}, rules: map[string]map[string]string{},
-		handlers: map[string]map[string]string{}, ledger: ledger, pausedPIDs: map[int]bool{}}
+	f.Stack, f.broker, f.keys = s, broker, statestore.Keys{Namespace: s.Namespace}
+	return f
 }
 
 // kill SIGKILLs p; restart starts it again with its environment.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,14 +151,38 @@ func readSSE(t *testing.T, url, key string) string {
 }
 
 // redisContents is every value of every key starting with prefix, by type.
-func redisContents(t *testing.T, rdb *redis.Client, prefix string) string {
+// scanKeys lists the keys matching pattern: SCAN on one server, on every
+// master of a cluster.
+func scanKeys(t *testing.T, rdb redis.UniversalClient, pattern string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	var out []string
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			out = append(out, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	var err error
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, rdb)
+	}
+	require.NoError(t, err)
+	return out
+}
+
+func redisContents(t *testing.T, rdb redis.UniversalClient, prefix string) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
 	keys := 0
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		k := iter.Val()
+	for _, k := range scanKeys(t, rdb, prefix+"*") {
 		keys++
 		typ, err := rdb.Type(ctx, k).Result()
 		require.NoError(t, err)
@@ -185,7 +210,6 @@ func redisContents(t *testing.T, rdb *redis.Client, prefix string) string {
 		}
 		b.WriteString("\n")
 	}
-	require.NoError(t, iter.Err())
 	require.Greater(t, keys, 10, "the scan found too few keys to mean anything")
 	return b.String()
 }

@@ -57,6 +57,9 @@ type stackOpts struct {
 	workers int
 	// orchestrators is the number of orchestrator processes; default 1.
 	orchestrators int
+	// redisCluster (startFaultStack only) runs the stack on a 3-master,
+	// 3-replica Redis Cluster instead of one redis-server.
+	redisCluster bool
 	// kafka and redisURL point at existing infrastructure; when empty the
 	// stack runs `braid dev --only infra` on free ports, or uses the test
 	// process's containers (BRAID_E2E_INFRA=containers).

@@ -56,7 +56,8 @@ type Consumer struct {
 // watcher instead rejoins in a tight loop), so create topics first with
 // EnsureTopics.
 //
-// Reader settings: GroupID + GroupTopics, StartOffset FirstOffset (or
+// Reader settings: GroupID + GroupTopics, the range balancer over sorted
+// partitions (alignedRange), StartOffset FirstOffset (or
 // LastOffset with cfg.StartAtLatest),
 // CommitInterval 0 (Commit is synchronous), MinBytes 1 (a fetch returns as
 // soon as one record is there), the group timeouts and MaxWait of cfg, and
@@ -116,6 +117,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		HeartbeatInterval: cfg.HeartbeatInterval,
 		RebalanceTimeout:  cfg.RebalanceTimeout,
 		JoinGroupBackoff:  cfg.JoinGroupBackoff,
+		GroupBalancers:    []kafka.GroupBalancer{alignedRange{}},
 		ErrorLogger:       cfg.errorLogger(),
 		Logger:            cfg.infoLogger(),
 	}

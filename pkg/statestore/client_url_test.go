@@ -46,6 +46,7 @@ func TestClusterURLs(t *testing.T) {
 			opt := cc.Options()
 			require.Equal(t, c.addrs, opt.Addrs)
 			require.True(t, opt.ContextTimeoutEnabled)
+			require.Equal(t, ClusterStateReload, opt.ClusterStateReloadInterval, "a failover is followed within a second")
 			require.Equal(t, c.tls, opt.TLSConfig != nil)
 			require.NotEmpty(t, opt.Password)
 		})
