@@ -20,7 +20,6 @@ import (
 const (
 	DefaultClientID          = "braid"
 	DefaultPartitions        = 6
-	DefaultReplicationFactor = 1
 	DefaultSessionTimeout    = 3 * time.Second
 	DefaultHeartbeatInterval = 500 * time.Millisecond
 	DefaultRebalanceTimeout  = 5 * time.Second
@@ -58,7 +57,12 @@ type Config struct {
 	// Partitions is the partition count of topics created by EnsureTopics.
 	// Existing topics are left as they are. Default 6.
 	Partitions int
-	// ReplicationFactor of topics created by EnsureTopics. Default 1.
+	// ReplicationFactor of topics created by EnsureTopics. Existing topics
+	// are left as they are. Default 0: chosen from the number of brokers
+	// the cluster's metadata lists (see AutoReplicationFactor): 3 replicas
+	// and min.insync.replicas=2 on 3 or more brokers, 2 and 1 on two, 1 on
+	// one. An explicit value is used as given (the brokers refuse one above
+	// their count) and leaves min.insync.replicas to the brokers' default.
 	ReplicationFactor int
 	// SessionTimeout is how long a consumer may go without a heartbeat before
 	// the group coordinator evicts it and reassigns its partitions: the
@@ -116,7 +120,6 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	c.ClientID = cmp.Or(c.ClientID, DefaultClientID)
 	c.Partitions = cmp.Or(c.Partitions, DefaultPartitions)
-	c.ReplicationFactor = cmp.Or(c.ReplicationFactor, DefaultReplicationFactor)
 	c.SessionTimeout = cmp.Or(c.SessionTimeout, DefaultSessionTimeout)
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.RebalanceTimeout = cmp.Or(c.RebalanceTimeout, DefaultRebalanceTimeout)
