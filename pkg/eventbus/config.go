@@ -26,6 +26,7 @@ const (
 	DefaultJoinGroupBackoff  = 250 * time.Millisecond
 	DefaultMaxWait           = 250 * time.Millisecond
 	DefaultAdminTimeout      = 10 * time.Second
+	DefaultPublishTimeout    = 30 * time.Second
 	DefaultFetchBuffer       = 64
 )
 
@@ -87,8 +88,16 @@ type Config struct {
 	// flight. Default 250 ms.
 	MaxWait time.Duration
 	// AdminTimeout bounds each broker request of EnsureTopics and its wait
-	// for the new topics to show in metadata. Default 10 s.
+	// for the new topics to show in metadata, and each produce request of
+	// Publish. Default 10 s.
 	AdminTimeout time.Duration
+	// PublishTimeout bounds how long one Publish keeps re-sending records
+	// whose partition leader moved, is being elected or cannot be reached
+	// (the caller's ctx may end it sooner). It should outlast a real
+	// cluster's failover: KRaft notices a dead broker after
+	// broker.session.timeout.ms (9 s) and then elects new leaders.
+	// Default 30 s.
+	PublishTimeout time.Duration
 	// StartAtLatest makes a consumer group with no committed offset start at
 	// the end of its partitions instead of the beginning (for live tails such
 	// as the api's event stream). Default false: read from the first offset.
@@ -126,6 +135,7 @@ func (c Config) withDefaults() Config {
 	c.JoinGroupBackoff = cmp.Or(c.JoinGroupBackoff, DefaultJoinGroupBackoff)
 	c.MaxWait = cmp.Or(c.MaxWait, DefaultMaxWait)
 	c.AdminTimeout = cmp.Or(c.AdminTimeout, DefaultAdminTimeout)
+	c.PublishTimeout = cmp.Or(c.PublishTimeout, DefaultPublishTimeout)
 	c.FetchBuffer = cmp.Or(c.FetchBuffer, DefaultFetchBuffer)
 	return c
 }
@@ -155,6 +165,7 @@ func (c Config) validate() error {
 		{"join group backoff", c.JoinGroupBackoff, c.JoinGroupBackoff < 0},
 		{"max wait", c.MaxWait, c.MaxWait < 0},
 		{"admin timeout", c.AdminTimeout, c.AdminTimeout < 0},
+		{"publish timeout", c.PublishTimeout, c.PublishTimeout < 0},
 	} {
 		if f.neg {
 			errs = append(errs, fmt.Errorf("%s %v is negative", f.name, f.v))

@@ -15,7 +15,7 @@ func TestConfigDefaults(t *testing.T) {
 		Brokers: []string{"b:9092"}, ClientID: "braid", Partitions: 6,
 		SessionTimeout: 3 * time.Second, HeartbeatInterval: 500 * time.Millisecond,
 		RebalanceTimeout: 5 * time.Second, JoinGroupBackoff: 250 * time.Millisecond, MaxWait: 250 * time.Millisecond,
-		AdminTimeout: 10 * time.Second, FetchBuffer: 64,
+		AdminTimeout: 10 * time.Second, PublishTimeout: 30 * time.Second, FetchBuffer: 64,
 	}, got)
 }
 
