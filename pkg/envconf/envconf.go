@@ -186,26 +186,32 @@ type Common struct {
 	// RedisCAs are the CAs of BRAID_REDIS_TLS_CA_FILE that a rediss://
 	// server's certificate is verified against; nil: the system's.
 	RedisCAs *x509.CertPool
+	// ReplicationFactor is BRAID_KAFKA_REPLICATION_FACTOR of topics created
+	// at start-up; default 0: eventbus chooses it from the broker count (3
+	// replicas and min.insync.replicas 2 on three or more brokers).
+	ReplicationFactor int
 }
 
 // Common reads the shared settings.
 func (r *Reader) Common() Common {
 	return Common{
-		KafkaBrokers:   r.List("BRAID_KAFKA_BROKERS", "127.0.0.1:19092"),
-		TopicPrefix:    r.String("BRAID_KAFKA_TOPIC_PREFIX", ""),
-		Partitions:     r.PositiveInt("BRAID_KAFKA_PARTITIONS", 6),
-		SessionTimeout: r.Duration("BRAID_KAFKA_SESSION_TIMEOUT", eventbus.DefaultSessionTimeout),
-		RedisURL:       r.String("BRAID_REDIS_URL", "redis://127.0.0.1:16379/0"),
-		RedisNamespace: r.String("BRAID_REDIS_NAMESPACE", ""),
-		LogLevel:       r.LogLevel("BRAID_LOG_LEVEL"),
-		PprofAddr:      r.String("BRAID_PPROF_ADDR", ""),
-		Kafka:          r.kafkaSecurity(),
-		RedisCAs:       r.caFile("BRAID_REDIS_TLS_CA_FILE"),
+		KafkaBrokers:      r.List("BRAID_KAFKA_BROKERS", "127.0.0.1:19092"),
+		TopicPrefix:       r.String("BRAID_KAFKA_TOPIC_PREFIX", ""),
+		Partitions:        r.PositiveInt("BRAID_KAFKA_PARTITIONS", 6),
+		SessionTimeout:    r.Duration("BRAID_KAFKA_SESSION_TIMEOUT", eventbus.DefaultSessionTimeout),
+		RedisURL:          r.String("BRAID_REDIS_URL", "redis://127.0.0.1:16379/0"),
+		RedisNamespace:    r.String("BRAID_REDIS_NAMESPACE", ""),
+		LogLevel:          r.LogLevel("BRAID_LOG_LEVEL"),
+		PprofAddr:         r.String("BRAID_PPROF_ADDR", ""),
+		Kafka:             r.kafkaSecurity(),
+		RedisCAs:          r.caFile("BRAID_REDIS_TLS_CA_FILE"),
+		ReplicationFactor: r.PositiveInt("BRAID_KAFKA_REPLICATION_FACTOR", 0),
 	}
 }
 
 // Bus returns the eventbus settings of c for a process named clientID.
 func (c Common) Bus(clientID string) eventbus.Config {
 	return eventbus.Config{Brokers: c.KafkaBrokers, ClientID: clientID, Partitions: c.Partitions,
-		TopicPrefix: c.TopicPrefix, SessionTimeout: c.SessionTimeout, TLS: c.Kafka.TLS, SASL: c.Kafka.SASL}
+		ReplicationFactor: c.ReplicationFactor, TopicPrefix: c.TopicPrefix, SessionTimeout: c.SessionTimeout,
+		TLS: c.Kafka.TLS, SASL: c.Kafka.SASL}
 }

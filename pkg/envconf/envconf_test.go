@@ -26,9 +26,10 @@ func TestDefaults(t *testing.T) {
 func TestValues(t *testing.T) {
 	t.Parallel()
 	r := FromMap(map[string]string{"BRAID_KAFKA_BROKERS": " a:1, ,b:2 ", "N": "8", "Z": "0", "D": "250ms", "B": "off", "BRAID_LOG_LEVEL": "debug",
-		"BRAID_PPROF_ADDR": "127.0.0.1:6060", "BRAID_KAFKA_SESSION_TIMEOUT": "10s", "BRAID_KAFKA_TOPIC_PREFIX": "p."})
+		"BRAID_PPROF_ADDR": "127.0.0.1:6060", "BRAID_KAFKA_SESSION_TIMEOUT": "10s", "BRAID_KAFKA_TOPIC_PREFIX": "p.",
+		"BRAID_KAFKA_REPLICATION_FACTOR": "2"})
 	c := r.Common()
-	require.Equal(t, eventbus.Config{Brokers: []string{"a:1", "b:2"}, ClientID: "svc", Partitions: 6, TopicPrefix: "p.",
+	require.Equal(t, eventbus.Config{Brokers: []string{"a:1", "b:2"}, ClientID: "svc", Partitions: 6, ReplicationFactor: 2, TopicPrefix: "p.",
 		SessionTimeout: 10 * time.Second}, c.Bus("svc"))
 	require.Equal(t, []string{"a:1", "b:2"}, c.KafkaBrokers)
 	require.Equal(t, "127.0.0.1:6060", c.PprofAddr)
@@ -45,7 +46,8 @@ func TestValues(t *testing.T) {
 
 func TestEveryProblemIsReported(t *testing.T) {
 	t.Parallel()
-	r := FromMap(map[string]string{"N": "-1", "M": "-2", "F": "1.5", "D": "soon", "B": "maybe", "BRAID_LOG_LEVEL": "loud", "P": "x"})
+	r := FromMap(map[string]string{"N": "-1", "M": "-2", "F": "1.5", "D": "soon", "B": "maybe", "BRAID_LOG_LEVEL": "loud", "P": "x",
+		"BRAID_KAFKA_REPLICATION_FACTOR": "0"})
 	require.Equal(t, 3, r.PositiveInt("N", 3))
 	require.Equal(t, 4, r.NonNegativeInt("M", 4))
 	require.Equal(t, 4, r.NonNegativeInt("F", 4))
@@ -53,9 +55,10 @@ func TestEveryProblemIsReported(t *testing.T) {
 	require.True(t, r.Bool("B", true))
 	r.LogLevel("BRAID_LOG_LEVEL")
 	require.Zero(t, Parsed(r, "P", strconv.Atoi))
+	require.Zero(t, r.Common().ReplicationFactor)
 	err := r.Err()
 	require.Error(t, err)
-	for _, want := range []string{`N="-1"`, `M="-2": want a non-negative integer`, `F="1.5"`, `D="soon"`, `B="maybe"`, `BRAID_LOG_LEVEL="loud"`, `P="x": strconv.Atoi`} {
+	for _, want := range []string{`N="-1"`, `M="-2": want a non-negative integer`, `F="1.5"`, `D="soon"`, `B="maybe"`, `BRAID_LOG_LEVEL="loud"`, `P="x": strconv.Atoi`, `BRAID_KAFKA_REPLICATION_FACTOR="0": want a positive integer`} {
 		require.ErrorContains(t, err, want)
 	}
 }

@@ -20,13 +20,13 @@ import (
 const (
 	DefaultClientID          = "braid"
 	DefaultPartitions        = 6
-	DefaultReplicationFactor = 1
 	DefaultSessionTimeout    = 3 * time.Second
 	DefaultHeartbeatInterval = 500 * time.Millisecond
 	DefaultRebalanceTimeout  = 5 * time.Second
 	DefaultJoinGroupBackoff  = 250 * time.Millisecond
 	DefaultMaxWait           = 250 * time.Millisecond
 	DefaultAdminTimeout      = 10 * time.Second
+	DefaultPublishTimeout    = 30 * time.Second
 	DefaultFetchBuffer       = 64
 )
 
@@ -58,7 +58,12 @@ type Config struct {
 	// Partitions is the partition count of topics created by EnsureTopics.
 	// Existing topics are left as they are. Default 6.
 	Partitions int
-	// ReplicationFactor of topics created by EnsureTopics. Default 1.
+	// ReplicationFactor of topics created by EnsureTopics. Existing topics
+	// are left as they are. Default 0: chosen from the number of brokers
+	// the cluster's metadata lists (see AutoReplicationFactor): 3 replicas
+	// and min.insync.replicas=2 on 3 or more brokers, 2 and 1 on two, 1 on
+	// one. An explicit value is used as given (the brokers refuse one above
+	// their count) and leaves min.insync.replicas to the brokers' default.
 	ReplicationFactor int
 	// SessionTimeout is how long a consumer may go without a heartbeat before
 	// the group coordinator evicts it and reassigns its partitions: the
@@ -83,8 +88,16 @@ type Config struct {
 	// flight. Default 250 ms.
 	MaxWait time.Duration
 	// AdminTimeout bounds each broker request of EnsureTopics and its wait
-	// for the new topics to show in metadata. Default 10 s.
+	// for the new topics to show in metadata, and each produce request of
+	// Publish. Default 10 s.
 	AdminTimeout time.Duration
+	// PublishTimeout bounds how long one Publish keeps re-sending records
+	// whose partition leader moved, is being elected or cannot be reached
+	// (the caller's ctx may end it sooner). It should outlast a real
+	// cluster's failover: KRaft notices a dead broker after
+	// broker.session.timeout.ms (9 s) and then elects new leaders.
+	// Default 30 s.
+	PublishTimeout time.Duration
 	// StartAtLatest makes a consumer group with no committed offset start at
 	// the end of its partitions instead of the beginning (for live tails such
 	// as the api's event stream). Default false: read from the first offset.
@@ -116,13 +129,13 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	c.ClientID = cmp.Or(c.ClientID, DefaultClientID)
 	c.Partitions = cmp.Or(c.Partitions, DefaultPartitions)
-	c.ReplicationFactor = cmp.Or(c.ReplicationFactor, DefaultReplicationFactor)
 	c.SessionTimeout = cmp.Or(c.SessionTimeout, DefaultSessionTimeout)
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.RebalanceTimeout = cmp.Or(c.RebalanceTimeout, DefaultRebalanceTimeout)
 	c.JoinGroupBackoff = cmp.Or(c.JoinGroupBackoff, DefaultJoinGroupBackoff)
 	c.MaxWait = cmp.Or(c.MaxWait, DefaultMaxWait)
 	c.AdminTimeout = cmp.Or(c.AdminTimeout, DefaultAdminTimeout)
+	c.PublishTimeout = cmp.Or(c.PublishTimeout, DefaultPublishTimeout)
 	c.FetchBuffer = cmp.Or(c.FetchBuffer, DefaultFetchBuffer)
 	return c
 }
@@ -152,6 +165,7 @@ func (c Config) validate() error {
 		{"join group backoff", c.JoinGroupBackoff, c.JoinGroupBackoff < 0},
 		{"max wait", c.MaxWait, c.MaxWait < 0},
 		{"admin timeout", c.AdminTimeout, c.AdminTimeout < 0},
+		{"publish timeout", c.PublishTimeout, c.PublishTimeout < 0},
 	} {
 		if f.neg {
 			errs = append(errs, fmt.Errorf("%s %v is negative", f.name, f.v))

@@ -12,10 +12,10 @@ func TestConfigDefaults(t *testing.T) {
 	got, err := Config{Brokers: []string{"b:9092"}}.resolve("test")
 	require.NoError(t, err)
 	require.Equal(t, Config{
-		Brokers: []string{"b:9092"}, ClientID: "braid", Partitions: 6, ReplicationFactor: 1,
+		Brokers: []string{"b:9092"}, ClientID: "braid", Partitions: 6,
 		SessionTimeout: 3 * time.Second, HeartbeatInterval: 500 * time.Millisecond,
 		RebalanceTimeout: 5 * time.Second, JoinGroupBackoff: 250 * time.Millisecond, MaxWait: 250 * time.Millisecond,
-		AdminTimeout: 10 * time.Second, FetchBuffer: 64,
+		AdminTimeout: 10 * time.Second, PublishTimeout: 30 * time.Second, FetchBuffer: 64,
 	}, got)
 }
 

@@ -32,6 +32,14 @@ const dialTimeout = 5 * time.Second
 //
 // Close: always Close a Consumer. It leaves the group at once, so its
 // partitions move to the other members without waiting for SessionTimeout.
+//
+// Failover: kafka-go's reader follows a partition whose leader moved (it
+// reconnects to the leader the metadata names, from the offset it had
+// reached) and, when the group's coordinator moves or its broker dies,
+// rejoins through the new one. A Commit sent meanwhile fails (Not
+// Coordinator, a closed connection); committed offsets are kept by the
+// cluster, and what that Commit did not cover is delivered again unless a
+// later Commit of the partition covers it.
 type Consumer struct {
 	cfg   Config
 	group string

@@ -8,6 +8,13 @@
 //     leader broker, holding every topic and partition it leads, so a batch
 //     costs about one round trip and never waits on a batch timer (kafka-go's
 //     Writer would).
+//   - A partition whose leader moved, is being elected or cannot be reached
+//     is sent again, from its first unacknowledged record, to the leader
+//     fresh metadata names, with backoff, until Config.PublishTimeout or
+//     the caller's ctx ends; one key's records keep their order.
+//   - EnsureTopics creates missing topics with 3 replicas and
+//     min.insync.replicas=2 on a cluster of three or more brokers (one
+//     replica per broker on fewer), unless Config.ReplicationFactor is set.
 //   - Consumer.Fetch uses FetchMessage, never ReadMessage: nothing is
 //     committed until the caller calls Commit, after the effects of the
 //     messages are stored and their follow-ups published. Delivery is

@@ -31,7 +31,7 @@ type bus struct {
 // newBus returns a bus on k with a unique prefix and its topics ensured.
 func newBus(t *testing.T, k *testinfra.Kafka, topics ...string) bus {
 	t.Helper()
-	b := bus{cfg: Config{Brokers: []string{k.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}, kafka: k}
+	b := bus{cfg: Config{Brokers: k.Addrs, TopicPrefix: testinfra.UniqueName(t, "t") + "."}, kafka: k}
 	if len(topics) > 0 {
 		require.NoError(t, EnsureTopics(testCtx(t), b.cfg, topics...))
 	}

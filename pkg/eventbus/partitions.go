@@ -54,7 +54,7 @@ func (c *partitionCache) layout(ctx context.Context, topic string) (topicLayout,
 			continue
 		}
 		if errors.Is(t.Error, kafka.UnknownTopicOrPartition) {
-			return topicLayout{}, fmt.Errorf("metadata: topic %s not found (run EnsureTopics first): %w", topic, t.Error)
+			return topicLayout{}, fmt.Errorf("metadata: topic %s: %w: %w", topic, errUnknownTopic, t.Error)
 		}
 		if t.Error != nil {
 			return topicLayout{}, fmt.Errorf("metadata: %w", t.Error)
@@ -71,8 +71,11 @@ func (c *partitionCache) layout(ctx context.Context, topic string) (topicLayout,
 		c.mu.Unlock()
 		return tl, nil
 	}
-	return topicLayout{}, fmt.Errorf("metadata: topic %s not found (run EnsureTopics first)", topic)
+	return topicLayout{}, fmt.Errorf("metadata: topic %s: %w", topic, errUnknownTopic)
 }
+
+// errUnknownTopic reports a topic the cluster's metadata does not list.
+var errUnknownTopic = errors.New("not found (run EnsureTopics first)")
 
 // newTopicLayout returns the layout of a topic whose metadata lists ps.
 func newTopicLayout(ps []kafka.Partition) (topicLayout, error) {
@@ -97,5 +100,12 @@ func (c *partitionCache) forget(topics ...string) {
 	for _, t := range topics {
 		delete(c.m, t)
 	}
+	c.mu.Unlock()
+}
+
+// clear drops what is cached of every topic.
+func (c *partitionCache) clear() {
+	c.mu.Lock()
+	clear(c.m)
 	c.mu.Unlock()
 }

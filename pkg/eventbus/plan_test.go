@@ -1,11 +1,13 @@
 package eventbus
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/produce"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +17,7 @@ import (
 func part(topic string, id, leader int, sizes ...int) *partition {
 	p := &partition{topic: topic, id: id, leader: leader}
 	for _, n := range sizes {
-		p.chunks = append(p.chunks, &chunk{part: p, records: make([]kafka.Record, 1), bytes: n})
+		p.chunks = append(p.chunks, &chunk{part: p, records: make([]kafka.Message, 1), bytes: n})
 	}
 	return p
 }
@@ -114,6 +116,18 @@ func TestProduceRequest(t *testing.T) {
 	require.Equal(t, int32(2), req.Topics[1].Partitions[0].Partition)
 }
 
+// checked runs r.check on resp and returns the failures it recorded.
+func checked(r *request, resp protocol.Message) error {
+	r.check(resp)
+	var errs []error
+	for _, c := range r.chunks {
+		if !c.acked {
+			errs = append(errs, c.failure())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // TestCheck: the error names each partition not acknowledged (refused,
 // records refused, or missing from the answer) with its record count, and
 // no partition that was acknowledged.
@@ -129,7 +143,7 @@ func TestCheck(t *testing.T) {
 		{Topic: "records", Partitions: []produce.ResponsePartition{{Partition: 2, ErrorCode: int16(kafka.InvalidRecord),
 			RecordErrors: []produce.ResponseError{{BatchIndex: 0, BatchIndexErrorMessage: "bad key"}}}}},
 	}}
-	err := r.check(resp)
+	err := checked(r, resp)
 	require.ErrorIs(t, err, kafka.MessageSizeTooLarge)
 	require.ErrorIs(t, err, kafka.InvalidRecord)
 	msg := err.Error()
@@ -139,6 +153,6 @@ func TestCheck(t *testing.T) {
 	require.Contains(t, msg, "publish 1 records topic=missing partition=3: no answer")
 	require.NotContains(t, msg, "topic=ok")
 
-	require.NoError(t, (&request{chunks: r.chunks[:1]}).check(resp))
-	require.ErrorContains(t, r.check(&produce.Request{}), "unexpected answer")
+	require.NoError(t, checked(&request{chunks: r.chunks[:1]}, resp))
+	require.ErrorContains(t, checked(r, &produce.Request{}), "unexpected answer")
 }

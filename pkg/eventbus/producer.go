@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -21,12 +22,21 @@ import (
 // closes a batch only when BatchSize is reached or BatchTimeout fires, and
 // with BatchSize 1 it sends n records for one partition as n sequential
 // requests.
+//
+// Failover: when a partition's leader moved, is being elected or cannot be
+// reached, Publish fetches fresh metadata and sends the partition's
+// records again to its new leader, with backoff, until cfg.PublishTimeout
+// or ctx ends (see deliver).
 type Producer struct {
 	cfg    Config
 	client *kafka.Client
 	tr     *kafka.Transport
 	parts  *partitionCache
 	hash   kafka.Hash
+	// meta counts the times the transport's metadata was dropped
+	// (refreshMetadata); a send that fails with the metadata of generation
+	// g drops it only if nobody did since.
+	meta atomic.Uint64
 
 	// mu is held shared by each Publish and exclusively by Close, so Close
 	// waits for publishes in flight.
@@ -56,12 +66,24 @@ func NewProducer(cfg Config) (*Producer, error) {
 // request per leader broker, several for a leader whose records exceed
 // about 900 KiB (a partition bigger than that is sent in parts, each after
 // the previous one is acknowledged); only when there are several requests
-// do they go out in parallel. When the broker refuses some partitions the
-// error names each one that was not acknowledged (topic, partition, record
-// count); the records of partitions it does not name were acknowledged. On
-// error some records may have been written (kafka-go has no idempotent
-// producer) and a retry can duplicate them, so consumers dedupe. If ctx
-// ends first, records may still be written after Publish returns.
+// do they go out in parallel.
+//
+// A partition whose leader moved, is being elected or cannot be reached
+// (NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE, NOT_ENOUGH_REPLICAS, a
+// refused or reset connection; see retriable) is sent again, from its
+// first record not acknowledged, to the leader fresh metadata names, with
+// backoff, until it is acknowledged or cfg.PublishTimeout or ctx ends. A
+// partition's records never go out ahead of an earlier record of it that
+// is not acknowledged, and the partition keyed records are hashed to does
+// not change between tries, so one key's order holds. A partition the
+// broker refuses for good (a record too large) is not sent again.
+//
+// On error, the error names each partition not acknowledged (topic,
+// partition, record count) with its last error; the records of partitions
+// it does not name were acknowledged. Some records may have been written
+// (kafka-go has no idempotent producer; a retried request whose answer was
+// lost writes its records twice), so consumers dedupe. If ctx ends first,
+// records may still be written after Publish returns.
 func (p *Producer) Publish(ctx context.Context, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -71,15 +93,32 @@ func (p *Producer) Publish(ctx context.Context, msgs ...Message) error {
 	if p.closed {
 		return fmt.Errorf("publish topic=%s: %w", msgs[0].Topic, ErrClosed)
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.PublishTimeout)
+	defer cancel()
 	parts, err := p.route(ctx, msgs)
 	if err != nil {
 		return err
 	}
-	if err := p.sendAll(ctx, plan(parts)); err != nil {
+	if err := p.deliver(ctx, parts); err != nil {
 		return err
 	}
 	p.cfg.observeDeadLetters(msgs)
 	return nil
+}
+
+// refreshMetadata drops the transport's connection pool, and with it the
+// cluster metadata the failed send of generation gen was routed with,
+// unless another send did so since: kafka-go's transport serves metadata
+// from a cache it refreshes only every metadataTTL and routes each produce
+// request by that cache, so without this a retry would go to the old
+// leader again until the next refresh. The next request opens a new pool,
+// which fetches metadata before it sends anything. Requests in flight
+// finish on the old pool, which closes once they are done.
+func (p *Producer) refreshMetadata(gen uint64) {
+	if p.meta.CompareAndSwap(gen, gen+1) {
+		p.tr.CloseIdleConnections()
+		p.parts.clear()
+	}
 }
 
 // Close waits for Publish calls in flight and releases connections. Publish

@@ -63,7 +63,7 @@ func readPartition(t *testing.T, k *testinfra.Kafka, topic string, partition int
 	t.Helper()
 	tr := &kafka.Transport{}
 	defer tr.CloseIdleConnections()
-	client := &kafka.Client{Addr: kafka.TCP(k.Addr), Transport: tr}
+	client := &kafka.Client{Addr: kafka.TCP(k.Addrs...), Transport: tr}
 	var out []string
 	for offset, round := int64(0), 0; ; round++ {
 		require.Less(t, round, 1000, "reading %s/%d", topic, partition)

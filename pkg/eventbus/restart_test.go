@@ -20,7 +20,7 @@ func committedOffset(t *testing.T, b bus, group, topic string, partition int) in
 	// to the stopped broker and fail with unexpected EOF.
 	tr := &kafka.Transport{}
 	defer tr.CloseIdleConnections()
-	client := &kafka.Client{Addr: kafka.TCP(b.kafka.Addr), Transport: tr}
+	client := &kafka.Client{Addr: kafka.TCP(b.kafka.Addrs...), Transport: tr}
 	resp, err := client.OffsetFetch(testCtx(t), &kafka.OffsetFetchRequest{
 		GroupID: group, Topics: map[string][]int{b.cfg.topic(topic): {partition}},
 	})

@@ -2,9 +2,11 @@ package eventbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -42,15 +44,20 @@ type partition struct {
 }
 
 // chunk is consecutive records of one partition that go in one request.
+// Its outcome is set by each send: acked, or err. records keeps the bytes,
+// not kafka-go's readers of them, which a send drains and a retry must
+// read again (see kafkaRecords).
 type chunk struct {
 	part    *partition
-	records []kafka.Record
+	records []kafka.Message
 	bytes   int
+	acked   bool
+	err     error
 }
 
 // add appends a record of size bytes to p, opening a chunk when the last
 // one is full.
-func (p *partition) add(r kafka.Record, size int) {
+func (p *partition) add(r kafka.Message, size int) {
 	last := len(p.chunks) - 1
 	if last < 0 || p.chunks[last].bytes+size > maxRequestBytes {
 		p.chunks = append(p.chunks, &chunk{part: p})
@@ -77,7 +84,7 @@ func (p *Producer) route(ctx context.Context, msgs []Message) ([]*partition, err
 			return nil, fmt.Errorf("publish message %d key=%s: empty topic", i, m.Key)
 		}
 		km := p.cfg.toKafka(m)
-		tl, err := p.parts.layout(ctx, km.Topic)
+		tl, err := p.layout(ctx, km.Topic)
 		if err != nil {
 			return nil, fmt.Errorf("publish topic=%s: %w", km.Topic, err)
 		}
@@ -88,7 +95,24 @@ func (p *Producer) route(ctx context.Context, msgs []Message) ([]*partition, err
 			open[k] = part
 			out = append(out, part)
 		}
-		part.add(kafka.Record{Time: now, Key: kafka.NewBytes(km.Key), Value: kafka.NewBytes(km.Value), Headers: km.Headers}, recordSize(km))
+		km.Time = now
+		part.add(km, recordSize(km))
 	}
 	return out, nil
+}
+
+// layout returns topic's partitions and leaders. A topic the metadata does
+// not list fails at once; other failures to read the metadata (every
+// bootstrap broker unreachable while the transport reconnects) are tried
+// again with backoff until ctx ends.
+func (p *Producer) layout(ctx context.Context, topic string) (topicLayout, error) {
+	for try := 0; ; try++ {
+		tl, err := p.parts.layout(ctx, topic)
+		if err == nil || errors.Is(err, errUnknownTopic) || !retriable(err) {
+			return tl, err
+		}
+		if clock.Sleep(ctx, backoff(try)) != nil {
+			return tl, fmt.Errorf("gave up after %d tries: %w: %w", try+1, ctx.Err(), err)
+		}
+	}
 }

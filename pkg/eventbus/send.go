@@ -13,62 +13,62 @@ import (
 	"github.com/segmentio/kafka-go/protocol/produce"
 )
 
-// sendAll sends every sequence and joins their errors. The first sequence
-// is sent from the calling goroutine; only the others, if any, get one
-// goroutine each.
-func (p *Producer) sendAll(ctx context.Context, seqs []sequence) error {
-	errs := make([]error, len(seqs))
+// sendAll sends every sequence; each chunk records whether it was
+// acknowledged. The first sequence is sent from the calling goroutine;
+// only the others, if any, get one goroutine each.
+func (p *Producer) sendAll(ctx context.Context, seqs []sequence) {
 	var wg sync.WaitGroup
 	for i := 1; i < len(seqs); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = p.sendSequence(ctx, seqs[i])
-		}()
+		wg.Go(func() { p.sendSequence(ctx, seqs[i]) })
 	}
 	if len(seqs) > 0 {
-		errs[0] = p.sendSequence(ctx, seqs[0])
+		p.sendSequence(ctx, seqs[0])
 	}
 	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // sendSequence sends seq's requests one after another and stops at the
-// first failure, so no later records of a partition are written after
+// first one not wholly acknowledged, marking the chunks after it
+// errNotSent, so no later records of a partition are written after
 // earlier ones that were not.
-func (p *Producer) sendSequence(ctx context.Context, seq sequence) error {
+func (p *Producer) sendSequence(ctx context.Context, seq sequence) {
 	for i, r := range seq {
-		if err := p.send(ctx, r); err != nil {
-			errs := []error{err}
+		if !p.send(ctx, r) {
 			for _, later := range seq[i+1:] {
-				errs = append(errs, later.fail(errNotSent))
+				later.record(errNotSent)
 			}
-			return errors.Join(errs...)
+			return
 		}
 	}
-	return nil
 }
 
 // errNotSent marks records held back because an earlier part of their
 // partition failed.
 var errNotSent = errors.New("not sent: an earlier part of the partition failed")
 
-// send writes r to its leader with RequiredAcks=all and checks the answer
-// of every partition. On any error it forgets the topics' cached layout:
-// leadership or the partition count may have changed.
-func (p *Producer) send(ctx context.Context, r *request) error {
+// send writes r to its leader with RequiredAcks=all, records the answer of
+// every chunk, and reports whether all of them were acknowledged. On any
+// failure it forgets the topics' cached layout, and on a failure worth
+// retrying (the leader moved or cannot be reached) it drops the metadata
+// the failed request was routed with.
+func (p *Producer) send(ctx context.Context, r *request) bool {
+	gen := p.meta.Load()
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.AdminTimeout)
 	defer cancel()
 	m, err := p.tr.RoundTrip(ctx, p.client.Addr, r.produceRequest(produceTimeout(ctx)))
 	if err != nil {
-		err = r.fail(fmt.Errorf("leader=%d: %w", r.leader, err))
+		r.record(fmt.Errorf("leader=%d: %w", r.leader, err))
 	} else {
-		err = r.check(m)
+		r.check(m)
 	}
-	if err != nil {
+	failed, stale := r.failures()
+	if failed {
 		p.parts.forget(r.topics()...)
 	}
-	return err
+	if stale {
+		p.refreshMetadata(gen)
+	}
+	return !failed
 }
 
 // produceTimeout is how long the broker may wait for the in-sync replicas:
@@ -96,19 +96,30 @@ func (r *request) produceRequest(timeoutMs int32) *produce.Request {
 		}
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, produce.RequestPartition{
 			Partition: int32(c.part.id),
-			RecordSet: protocol.RecordSet{Records: protocol.NewRecordReader(c.records...)},
+			RecordSet: protocol.RecordSet{Records: protocol.NewRecordReader(c.kafkaRecords()...)},
 		})
 	}
 	return req
 }
 
-// check returns an error naming each partition of r the broker did not
-// acknowledge, with its record count; the records of partitions it does
-// not name were acknowledged.
-func (r *request) check(m protocol.Message) error {
+// kafkaRecords returns c's records as kafka-go sends them, with readers of
+// their keys and values made afresh on each call: sending drains them, and
+// a retry sends the same records again.
+func (c *chunk) kafkaRecords() []kafka.Record {
+	out := make([]kafka.Record, len(c.records))
+	for i, m := range c.records {
+		out[i] = kafka.Record{Time: m.Time, Key: kafka.NewBytes(m.Key), Value: kafka.NewBytes(m.Value), Headers: m.Headers}
+	}
+	return out
+}
+
+// check records the answer of each chunk of r: acknowledged, or the
+// partition's error.
+func (r *request) check(m protocol.Message) {
 	resp, ok := m.(*produce.Response)
 	if !ok {
-		return r.fail(fmt.Errorf("unexpected answer %T", m))
+		r.record(fmt.Errorf("unexpected answer %T", m))
+		return
 	}
 	type tp struct {
 		topic string
@@ -121,13 +132,9 @@ func (r *request) check(m protocol.Message) error {
 			got[tp{t.Topic, t.Partitions[j].Partition}] = &t.Partitions[j]
 		}
 	}
-	var errs []error
 	for _, c := range r.chunks {
-		if err := partitionError(got[tp{c.part.topic, int32(c.part.id)}]); err != nil {
-			errs = append(errs, c.fail(err))
-		}
+		c.setOutcome(partitionError(got[tp{c.part.topic, int32(c.part.id)}]))
 	}
-	return errors.Join(errs...)
 }
 
 // partitionError returns the error of one partition's answer, nil if the
@@ -149,16 +156,32 @@ func partitionError(p *produce.ResponsePartition) error {
 	return err
 }
 
-// fail returns err naming every partition of r with its record count.
-func (r *request) fail(err error) error {
-	errs := make([]error, len(r.chunks))
-	for i, c := range r.chunks {
-		errs[i] = c.fail(err)
+// record sets err as the outcome of every chunk of r.
+func (r *request) record(err error) {
+	for _, c := range r.chunks {
+		c.setOutcome(err)
 	}
-	return errors.Join(errs...)
 }
 
-// fail returns err naming c's topic, partition and record count.
-func (c *chunk) fail(err error) error {
-	return fmt.Errorf("publish %d records topic=%s partition=%d: %w", len(c.records), c.part.topic, c.part.id, err)
+// failures reports whether a chunk of r was not acknowledged, and whether
+// one failed in a way that fresh metadata may cure.
+func (r *request) failures() (failed, stale bool) {
+	for _, c := range r.chunks {
+		if c.err != nil {
+			failed = true
+			stale = stale || retriable(c.err)
+		}
+	}
+	return failed, stale
+}
+
+// setOutcome records the answer for c: nil means acknowledged.
+func (c *chunk) setOutcome(err error) {
+	c.acked = err == nil
+	c.err = err
+}
+
+// failure returns c's error naming its topic, partition and record count.
+func (c *chunk) failure() error {
+	return fmt.Errorf("publish %d records topic=%s partition=%d: %w", len(c.records), c.part.topic, c.part.id, c.err)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/segmentio/kafka-go"
 )
@@ -14,12 +16,15 @@ import (
 const topicPoll = 50 * time.Millisecond
 
 // EnsureTopics creates each topic and its dead-letter topic (eventsv1.DLQ)
-// that does not exist yet, with cfg.Partitions partitions and
-// cfg.ReplicationFactor replicas, and waits (at most cfg.AdminTimeout, or
-// until ctx ends) until the brokers' metadata shows every one with a leader
-// for each partition. Topics that exist are left as they are, whatever their
-// partition count. It is idempotent and safe to run from several processes
-// at once.
+// that does not exist yet, with cfg.Partitions partitions and the
+// replication of cfg.ReplicationFactor (0: chosen from the number of
+// brokers in the cluster's metadata, see AutoReplicationFactor), and waits
+// (at most cfg.AdminTimeout, or until ctx ends) until the brokers' metadata
+// shows every one with a leader for each partition. Topics that exist are
+// left as they are, whatever their partition and replica counts; with
+// cfg.Logger set it logs what they have, and warns of those with fewer
+// replicas than new topics get. It is idempotent and safe to run from
+// several processes at once.
 func EnsureTopics(ctx context.Context, cfg Config, topics ...string) error {
 	cfg, err := cfg.resolve("ensure topics")
 	if err != nil {
@@ -42,17 +47,25 @@ func EnsureTopics(ctx context.Context, cfg Config, topics ...string) error {
 // createMissing creates the topics metadata does not show yet, retrying
 // transient errors until ctx ends: processes racing to create the same
 // topics get "broker not available" from kfake while the first creation is
-// still settling.
+// still settling. The replication is chosen from the brokers the same
+// metadata lists, and the topics that exist already are logged once.
 func createMissing(ctx context.Context, client *kafka.Client, cfg Config, names []string) error {
 	tick := time.NewTicker(topicPoll)
 	defer tick.Stop()
+	logged := false
 	for {
-		missing, err := unreadyTopics(ctx, client, names)
-		if err == nil && len(missing) == 0 {
-			return nil
-		}
+		meta, missing, err := topicState(ctx, client, names)
 		if err == nil {
-			if err = createTopics(ctx, client, cfg, missing); err == nil {
+			r := replicationFor(cfg.ReplicationFactor, len(meta.Brokers))
+			if !logged {
+				cfg.logExisting(meta, names, r)
+				logged = true
+			}
+			if len(missing) == 0 {
+				return nil
+			}
+			if err = createTopics(ctx, client, cfg, r, missing); err == nil {
+				cfg.logCreated(missing, r, len(meta.Brokers))
 				return nil
 			}
 		}
@@ -61,6 +74,14 @@ func createMissing(ctx context.Context, client *kafka.Client, cfg Config, names 
 			return fmt.Errorf("ensure topics %v: %w (last error: %v)", names, ctx.Err(), err)
 		case <-tick.C:
 		}
+	}
+}
+
+// logCreated logs the topics EnsureTopics created and their replication.
+func (c Config) logCreated(names []string, r replication, brokers int) {
+	if c.Logger != nil {
+		c.Logger.Info("topics created", logkey.Topics, strings.Join(names, ", "), logkey.Partitions, c.Partitions,
+			logkey.Replicas, r.factor, logkey.MinInsync, r.minInsync, logkey.Brokers, brokers)
 	}
 }
 
@@ -116,11 +137,12 @@ func wireNames(cfg Config, topics []string) []string {
 	return names
 }
 
-// createTopics sends one CreateTopics request; TopicAlreadyExists is success.
-func createTopics(ctx context.Context, client *kafka.Client, cfg Config, names []string) error {
+// createTopics sends one CreateTopics request creating names under r;
+// TopicAlreadyExists is success.
+func createTopics(ctx context.Context, client *kafka.Client, cfg Config, r replication, names []string) error {
 	req := &kafka.CreateTopicsRequest{Topics: make([]kafka.TopicConfig, len(names))}
 	for i, n := range names {
-		req.Topics[i] = kafka.TopicConfig{Topic: n, NumPartitions: cfg.Partitions, ReplicationFactor: cfg.ReplicationFactor}
+		req.Topics[i] = r.topicConfig(n, cfg.Partitions)
 	}
 	resp, err := client.CreateTopics(ctx, req)
 	if err != nil {
@@ -155,9 +177,17 @@ func waitTopics(ctx context.Context, client *kafka.Client, names []string) error
 // unreadyTopics returns the names whose metadata is missing, in error, or
 // has a partition without a leader.
 func unreadyTopics(ctx context.Context, client *kafka.Client, names []string) ([]string, error) {
+	_, missing, err := topicState(ctx, client, names)
+	return missing, err
+}
+
+// topicState returns the metadata of names (and of every broker) and the
+// names whose metadata is missing, in error, or has a partition without a
+// leader.
+func topicState(ctx context.Context, client *kafka.Client, names []string) (*kafka.MetadataResponse, []string, error) {
 	resp, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: names})
 	if err != nil {
-		return names, err
+		return nil, names, err
 	}
 	ready := make(map[string]bool, len(resp.Topics))
 	for _, t := range resp.Topics {
@@ -169,7 +199,7 @@ func unreadyTopics(ctx context.Context, client *kafka.Client, names []string) ([
 			missing = append(missing, n)
 		}
 	}
-	return missing, nil
+	return resp, missing, nil
 }
 
 // leadersKnown reports whether every partition has a reachable leader.

@@ -40,6 +40,10 @@ const (
 	GroupInstance = "group_instance" // a static consumer group member's instance id
 	Evicted       = "evicted"        // members evicted from a consumer group
 	Messages      = "messages"       // messages in a batch
+	Topics        = "topics"         // topic names, or topics with their layout
+	Brokers       = "brokers"        // how many brokers the cluster's metadata lists
+	Replicas      = "replicas"       // a topic's replication factor
+	MinInsync     = "min_insync"     // a topic's min.insync.replicas (0: the brokers' default)
 )
 
 // The api's requests (the access log and the problem responses).

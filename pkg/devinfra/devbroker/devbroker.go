@@ -19,7 +19,9 @@ const MinSessionTimeout = time.Second
 
 // Options returns the kfake options of a one-broker cluster persisting to
 // dataDir and creating topics with partitions partitions. Callers add how
-// it listens.
+// it listens, and kfake.NumBrokers or kfake.Ports after these for a
+// cluster of several brokers (testinfra.StartKafkaCluster, kfakebroker
+// -brokers).
 func Options(dataDir string, partitions int) []kfake.Opt {
 	return []kfake.Opt{
 		kfake.NumBrokers(1),

@@ -1,11 +1,14 @@
 package testinfra
 
 import (
+	"context"
+	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,4 +35,46 @@ func TestKafkaStopRestartSameAddr(t *testing.T) {
 	require.Equal(t, addr, k.Addr)
 	require.Equal(t, []string{addr}, k.Cluster.ListenAddrs())
 	require.NoError(t, dial())
+}
+
+// TestKafkaClusterStopStartBroker: a three-broker cluster has three
+// addresses and node 2 as its controller; StopBroker closes the broker's
+// connections and refuses new ones while the other brokers serve the
+// metadata without it; StartBroker brings it back on its address.
+func TestKafkaClusterStopStartBroker(t *testing.T) {
+	t.Parallel()
+	k := StartKafkaCluster(t, 3)
+	require.Len(t, k.Addrs, 3)
+	require.Equal(t, k.Addr, k.Addrs[0])
+	meta := func(addr string) *kafka.MetadataResponse {
+		tr := &kafka.Transport{}
+		defer tr.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := (&kafka.Client{Addr: kafka.TCP(addr), Transport: tr}).Metadata(ctx, &kafka.MetadataRequest{})
+		require.NoError(t, err)
+		return resp
+	}
+	resp := meta(k.Addrs[1])
+	require.Len(t, resp.Brokers, 3)
+	require.Equal(t, int(k.Controller()), resp.Controller.ID)
+
+	open, err := net.DialTimeout("tcp", k.Addrs[0], time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = open.Close() })
+	k.StopBroker(t, 0)
+	require.NoError(t, open.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err = open.Read(make([]byte, 1))
+	require.ErrorIs(t, err, io.EOF, "the stopped broker's connection was not closed")
+	_, err = net.DialTimeout("tcp", k.Addrs[0], time.Second)
+	require.Error(t, err)
+	require.Len(t, meta(k.Addrs[1]).Brokers, 2)
+
+	k.StartBroker(t, 0)
+	require.Len(t, meta(k.Addrs[0]).Brokers, 3)
+
+	addrs := append([]string(nil), k.Addrs...)
+	k.Restart(t)
+	require.Equal(t, addrs, k.Cluster.ListenAddrs())
+	require.Len(t, meta(k.Addrs[2]).Brokers, 3)
 }
