@@ -10,12 +10,16 @@ import (
 
 // The scale-out path: the same separate-process stack — api, two
 // orchestrators, two workers — on a Redis Cluster of three masters, each
-// with a replica (redis-server in cluster mode on loopback ports).
+// with a replica (redis-server in cluster mode on loopback ports), and a
+// Kafka cluster of three brokers (kfake, in its own process: topics get
+// three replicas and min.insync.replicas 2, as on a real cluster, though
+// kfake keeps one copy of the data).
 
-// startClusterStack starts the stack on a fresh 3+3 Redis Cluster.
+// startClusterStack starts the stack on a fresh 3+3 Redis Cluster and a
+// 3-broker Kafka cluster.
 func startClusterStack(t *testing.T) *faultStack {
 	t.Helper()
-	return startFaultStack(t, stackOpts{redisCluster: true, orchestrators: 2, workers: 2,
+	return startFaultStack(t, stackOpts{redisCluster: true, brokers: 3, orchestrators: 2, workers: 2,
 		env: []string{"BRAID_RECONCILE_EVERY=1s"}})
 }
 
@@ -74,6 +78,29 @@ func TestClusterMasterFailover(t *testing.T) {
 		killed := f.cluster.KillMaster(t, i)
 		t.Logf("fault: SIGKILL redis master %s; its replica took over", killed)
 		ids = append(ids, f.startWhenAccepted(c, wf, 1)...)
+	}
+	f.checkInvariants(ids, 2*time.Minute).requireAllSucceeded(t)
+}
+
+// TestClusterBrokerLoss stops a Kafka broker (its listener and every
+// connection it accepted closed; its partitions get new leaders) while
+// runs are in flight, and starts it again later: producers re-send to the
+// new leaders, consumer groups follow their coordinator, and every
+// accepted run ends succeeded with nothing lost or executed twice.
+func TestClusterBrokerLoss(t *testing.T) {
+	t.Parallel()
+	f := startClusterStack(t)
+	c := f.client(t)
+	wf := f.register(c, "brokerloss", layered(50, 10, 20*time.Millisecond))
+	ids := startRuns(c, wf, scale(20, 200))
+	rnd := faultRand(t)
+	for range scale(1, 3) {
+		f.hold(between(rnd, 300*time.Millisecond, 1500*time.Millisecond))
+		t.Logf("stopping broker 0 with %d runs active", f.activeRuns())
+		f.toggleBroker(false)
+		ids = append(ids, f.startWhenAccepted(c, wf, 1)...)
+		f.hold(between(rnd, 2*time.Second, 5*time.Second))
+		f.toggleBroker(true)
 	}
 	f.checkInvariants(ids, 2*time.Minute).requireAllSucceeded(t)
 }

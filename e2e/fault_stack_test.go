@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,8 +61,11 @@ func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 		o.redisURL, f.rdb = f.redis.URL, f.redis.Client(t)
 	}
 	dir := t.TempDir()
-	broker := startProc(t, dir, "kfakebroker", bins(t).KfakeBroker, nil,
-		"-addr", freeAddr(t), "-data-dir", filepath.Join(dir, "kafka"))
+	args := []string{"-addr", freeAddr(t), "-data-dir", filepath.Join(dir, "kafka")}
+	if o.brokers > 1 {
+		args = []string{"-addr", "127.0.0.1:0", "-brokers", strconv.Itoa(o.brokers), "-data-dir", filepath.Join(dir, "kafka")}
+	}
+	broker := startProc(t, dir, "kfakebroker", bins(t).KfakeBroker, nil, args...)
 	t.Cleanup(func() {
 		dumpLogs(t, broker)
 		_ = broker.stop(procStopTimeout)
@@ -125,6 +131,19 @@ func (f *faultStack) resume(p *proc) {
 func (f *faultStack) killRedis() {
 	f.t.Logf("fault: SIGKILL redis-server %s", f.redis.Addr)
 	f.redis.Kill()
+}
+
+// toggleBroker stops broker 0 of a multi-broker kfakebroker (its listener
+// and connections closed, new leaders elected among the others), or starts
+// it again (SIGUSR2 toggles it), and waits until the broker says it did.
+func (f *faultStack) toggleBroker(up bool) {
+	f.t.Helper()
+	want := fmt.Sprintf("up=%t", up)
+	before := strings.Count(f.broker.log(), want)
+	require.NoError(f.t, f.broker.signal(syscall.SIGUSR2))
+	require.NoError(f.t, poll(10*time.Second, func() (bool, error) { return strings.Count(f.broker.log(), want) > before, nil }),
+		"kfakebroker did not toggle broker 0: %s", f.broker.tail())
+	f.t.Logf("fault: kafka broker 0 %s", map[bool]string{true: "started again", false: "stopped"}[up])
 }
 
 func (f *faultStack) restartRedis() {

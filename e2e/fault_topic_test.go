@@ -3,15 +3,24 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 )
 
 // readTopic reads every record of every partition of topic, from the first
-// offset to the high watermark at the time of the call.
-func readTopic(ctx context.Context, broker, topic string) ([]kafka.Message, error) {
-	conn, err := kafka.DialContext(ctx, "tcp", broker)
+// offset to the high watermark at the time of the call. brokers is a
+// comma-separated list; the first that answers is asked for the leaders.
+func readTopic(ctx context.Context, brokers, topic string) ([]kafka.Message, error) {
+	var conn *kafka.Conn
+	var err error
+	var broker string
+	for _, broker = range strings.Split(brokers, ",") {
+		if conn, err = kafka.DialContext(ctx, "tcp", broker); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read topic %s: %w", topic, err)
 	}

@@ -60,6 +60,9 @@ type stackOpts struct {
 	// redisCluster (startFaultStack only) runs the stack on a 3-master,
 	// 3-replica Redis Cluster instead of one redis-server.
 	redisCluster bool
+	// brokers (startFaultStack only) is the number of Kafka brokers the
+	// kfakebroker process runs; default 1.
+	brokers int
 	// kafka and redisURL point at existing infrastructure; when empty the
 	// stack runs `braid dev --only infra` on free ports, or uses the test
 	// process's containers (BRAID_E2E_INFRA=containers).

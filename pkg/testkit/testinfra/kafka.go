@@ -32,7 +32,7 @@ type Kafka struct {
 
 	ports []int
 	opts  []kfake.Opt
-	conns *connTracker
+	conns *devbroker.ConnTracker
 }
 
 // StartKafka starts a kfake cluster of one broker on a free 127.0.0.1 port
@@ -45,8 +45,8 @@ type Kafka struct {
 // connections). The cluster is closed on t.Cleanup.
 func StartKafka(t testing.TB, opts ...kfake.Opt) *Kafka {
 	t.Helper()
-	k := &Kafka{DataDir: t.TempDir(), conns: newConnTracker()}
-	k.opts = append(devbroker.Options(k.DataDir, kafkaPartitions), kfake.ListenFn(k.conns.listen))
+	k := &Kafka{DataDir: t.TempDir(), conns: devbroker.NewConnTracker()}
+	k.opts = append(devbroker.Options(k.DataDir, kafkaPartitions), kfake.ListenFn(k.conns.Listen))
 	k.opts = append(k.opts, opts...)
 	c, err := kfake.NewCluster(k.opts...)
 	if err != nil {

@@ -1,8 +1,6 @@
 package testinfra
 
 import (
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,7 +42,7 @@ func (k *Kafka) StopBroker(t testing.TB, node int32) {
 	if err := k.Cluster.RemoveNode(node); err != nil {
 		t.Fatalf("stop broker %d: %v", node, err)
 	}
-	k.conns.drop(k.Addrs[node])
+	k.conns.Drop(k.Addrs[node])
 }
 
 // StartBroker starts broker node again on its old port (kfake's AddNode,
@@ -67,93 +65,3 @@ func (k *Kafka) StartBroker(t testing.TB, node int32) {
 	}
 }
 
-// connTracker hands kfake its listeners (kfake.ListenFn) and remembers the
-// connections each accepts, by listen address, so that StopBroker can close
-// them: kfake's RemoveNode only closes the listener, and a removed broker
-// goes on answering the connections it has.
-type connTracker struct {
-	mu    sync.Mutex
-	conns map[string]map[net.Conn]struct{}
-	dead  map[string]bool // dropped and not listened on since
-}
-
-func newConnTracker() *connTracker {
-	return &connTracker{conns: map[string]map[net.Conn]struct{}{}, dead: map[string]bool{}}
-}
-
-// listen listens on address and tracks what the listener accepts.
-func (c *connTracker) listen(network, address string) (net.Listener, error) {
-	ln, err := net.Listen(network, address)
-	if err != nil {
-		return nil, err
-	}
-	addr := ln.Addr().String()
-	c.mu.Lock()
-	delete(c.dead, addr)
-	c.mu.Unlock()
-	return &trackedListener{Listener: ln, c: c, addr: addr}, nil
-}
-
-// drop closes every open connection accepted on addr, and any that its
-// closed listener's last Accept still hands over.
-func (c *connTracker) drop(addr string) {
-	c.mu.Lock()
-	conns := c.conns[addr]
-	delete(c.conns, addr)
-	c.dead[addr] = true
-	c.mu.Unlock()
-	for conn := range conns {
-		_ = conn.Close()
-	}
-}
-
-// add tracks conn, or closes it if addr was dropped.
-func (c *connTracker) add(addr string, conn net.Conn) {
-	c.mu.Lock()
-	dead := c.dead[addr]
-	if !dead {
-		if c.conns[addr] == nil {
-			c.conns[addr] = map[net.Conn]struct{}{}
-		}
-		c.conns[addr][conn] = struct{}{}
-	}
-	c.mu.Unlock()
-	if dead {
-		_ = conn.Close()
-	}
-}
-
-func (c *connTracker) remove(addr string, conn net.Conn) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.conns[addr], conn)
-}
-
-// trackedListener records each accepted connection until it is closed.
-type trackedListener struct {
-	net.Listener
-	c    *connTracker
-	addr string
-}
-
-func (l *trackedListener) Accept() (net.Conn, error) {
-	conn, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	tc := &trackedConn{Conn: conn, l: l}
-	l.c.add(l.addr, tc)
-	return tc, nil
-}
-
-// trackedConn forgets itself when closed.
-type trackedConn struct {
-	net.Conn
-	l    *trackedListener
-	once sync.Once
-}
-
-func (c *trackedConn) Close() error {
-	c.once.Do(func() { c.l.c.remove(c.l.addr, c) })
-	return c.Conn.Close()
-}

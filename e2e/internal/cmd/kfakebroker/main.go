@@ -5,7 +5,10 @@
 // prints "export BRAID_KAFKA_BROKERS=<addr>[,<addr>...]" (every broker, by
 // node id) once it listens, elects a new leader for every partition on
 // SIGUSR1 (kfake's ShufflePartitionLeaders: a leader move the services
-// must ride out), and saves its state on SIGTERM or SIGINT.
+// must ride out), stops broker 0 on SIGUSR2 and starts it again on the next
+// SIGUSR2 (a broker's death: its listener and every connection it accepted
+// are closed, and kfake elects new leaders among the others), and saves its
+// state on SIGTERM or SIGINT.
 //
 //	kfakebroker -addr 127.0.0.1:19092 -data-dir DIR [-brokers 1] [-partitions 6]
 //	kfakebroker -addr 127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094 -data-dir DIR
@@ -47,10 +50,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	conns := devbroker.NewConnTracker()
 	c, err := kfake.NewCluster(append(devbroker.Options(*dir, *parts), kfake.Ports(ports...),
 		kfake.ListenFn(func(network, address string) (net.Listener, error) {
 			_, port, _ := net.SplitHostPort(address) // kfake asks for 127.0.0.1:<port>
-			return net.Listen(network, net.JoinHostPort(host, port))
+			return conns.Listen(network, net.JoinHostPort(host, port))
 		}))...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kfakebroker: listen %s data %s: %v\n", *addr, *dir, err)
@@ -58,6 +62,7 @@ func main() {
 	}
 	fmt.Printf("export BRAID_KAFKA_BROKERS=%s\n", strings.Join(c.ListenAddrs(), ","))
 	shuffleOnSignal(ctx, c)
+	toggleOnSignal(ctx, c, conns)
 	<-ctx.Done()
 	c.Close()
 	fmt.Println("kfakebroker stopped")
@@ -112,6 +117,45 @@ func shuffleOnSignal(ctx context.Context, c *kfake.Cluster) {
 				c.ShufflePartitionLeaders()
 				fmt.Println("kfakebroker: partition leaders shuffled")
 			}
+		}
+	}()
+}
+
+// toggleOnSignal stops broker 0 on a SIGUSR2 and starts it again, on its
+// port, on the next, until ctx ends. Broker 0 is never kfake's controller
+// (the last broker) in a cluster of two or more.
+func toggleOnSignal(ctx context.Context, c *kfake.Cluster, conns *devbroker.ConnTracker) {
+	addrs := c.ListenAddrs()
+	if len(addrs) < 2 {
+		return
+	}
+	_, p, _ := net.SplitHostPort(addrs[0])
+	port, _ := strconv.Atoi(p)
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	go func() {
+		defer signal.Stop(usr2)
+		up := true
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-usr2:
+			}
+			var err error
+			if up {
+				if err = c.RemoveNode(0); err == nil {
+					conns.Drop(addrs[0])
+				}
+			} else {
+				_, _, err = c.AddNode(0, port)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "kfakebroker: toggle broker 0: %v\n", err)
+				continue
+			}
+			up = !up
+			fmt.Printf("kfakebroker: broker 0 (%s) up=%t\n", addrs[0], up)
 		}
 	}()
 }
