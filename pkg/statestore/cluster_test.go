@@ -2,6 +2,7 @@ package statestore_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -68,4 +69,39 @@ func exerciseCrossSlotPipelines(t *testing.T, rdb redis.UniversalClient, k state
 	schedules, err := k.GetSchedules(ctx, rdb, "s1", "s2")
 	require.NoError(t, err)
 	require.Equal(t, []*statestore.StoredSchedule{nil, nil}, schedules, "exerciseScripts deleted s1")
+}
+
+// TestNewClientFollowsAFailover: a client from NewClient with a cluster URL
+// reads a key of a killed master's slots from the promoted replica within
+// seconds. go-redis's default (re-read the slot map every 60 s) kept
+// sending those slots to the dead node for about a minute.
+func TestNewClientFollowsAFailover(t *testing.T) {
+	t.Parallel()
+	cluster := testinfra.StartRedisCluster(t)
+	ctx := context.Background()
+	rdb, err := statestore.NewClient(ctx, cluster.URL, 10*time.Second)
+	require.NoError(t, err)
+	defer rdb.Close()
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := "failover-" + strconv.Itoa(i); testinfra.Slot(k) < 5461 { // the first master's third
+			key = k
+		}
+	}
+	require.NoError(t, rdb.Set(ctx, key, "kept", 0).Err())
+	cluster.SyncReplicas(t)
+	cluster.KillMaster(t, 0)
+	var got string
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		got, err = rdb.Get(cctx, key).Result()
+		cancel()
+		if err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "20 s after the failover the client still sends the killed master's slots to it: %v", err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Equal(t, "kept", got)
 }
