@@ -49,7 +49,9 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 			g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
 		}
 		s.queueUnindex(ctx, pipe, g)
-		s.queueNotices(ctx, pipe, g)
+		if !s.clustered() {
+			s.queueNotices(ctx, pipe, g)
+		}
 	}
 	if failpoint.Enabled {
 		s.holdWrite(groups)
@@ -62,7 +64,37 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 			g.o.loaded = false
 		}
 	}
+	if s.clustered() {
+		s.publishNotices(ctx, groups)
+	}
 	return s.sortWritten(groups)
+}
+
+// clustered reports whether the store is a Redis Cluster.
+func (s *Service) clustered() bool {
+	_, ok := s.rdb.(*redis.ClusterClient)
+	return ok
+}
+
+// publishNotices sends the batch's notices once its write pipeline has
+// returned, on a Redis Cluster. On one server they ride in that pipeline,
+// after the writes they announce; on a cluster a keyless PUBLISH goes to
+// any node, concurrently with the write's node, and a waiter woken before
+// the write is applied would read the run unchanged and wait for its
+// recheck timer instead. Best effort, as the notices are.
+func (s *Service) publishNotices(ctx context.Context, groups []*runBatch) {
+	pipe := s.rdb.Pipeline()
+	for _, g := range groups {
+		if !g.eff.Empty() || g.eff.Created {
+			s.queueNotices(ctx, pipe, g)
+		}
+	}
+	if pipe.Len() == 0 {
+		return
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		s.log.DebugContext(ctx, "publish run notices", logkey.Err, err)
+	}
 }
 
 // queueReindex re-adds a run loaded from Redis that has not ended to the
