@@ -31,19 +31,27 @@ const freePortAttempts = 100
 // port 0 when it can report the port back.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// freePort is FreePort's search, returning its failure.
+func freePort() (int, error) {
 	for range freePortAttempts {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatalf("free port: %v", err)
+			return 0, fmt.Errorf("free port: %w", err)
 		}
 		port := ln.Addr().(*net.TCPAddr).Port
 		_ = ln.Close()
 		if _, dup := handedOut.LoadOrStore(port, true); !dup {
-			return port
+			return port, nil
 		}
 	}
-	t.Fatalf("free port: no new port in %d attempts", freePortAttempts)
-	return 0
+	return 0, fmt.Errorf("free port: no new port in %d attempts", freePortAttempts)
 }
 
 // UniqueName returns prefix-<test name>-<pid>-<seq>, using only [a-z0-9-]

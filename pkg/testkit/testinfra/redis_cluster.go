@@ -2,13 +2,12 @@ package testinfra
 
 import (
 	"context"
-	"net/url"
 	"os/exec"
-	"strings"
-	"sync"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/devinfra/rediscluster"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,21 +18,19 @@ const (
 	// ClusterNodeTimeout is the cluster-node-timeout of every node: a
 	// master unreachable this long is failed over. Small, so a test's
 	// failover takes seconds (node timeout + election), not the default 15 s.
-	ClusterNodeTimeout  = 1000 * time.Millisecond
+	ClusterNodeTimeout  = rediscluster.DefaultNodeTimeout
 	clusterReadyTimeout = 30 * time.Second // start-up, until every slot is served and replicated
-	failoverTimeout     = 15 * time.Second // KillMaster, until the replica serves the slots
-	rejoinTimeout       = 15 * time.Second // Restart, until the node is a replica in sync
-	clusterProbeTimeout = 2 * time.Second  // one admin command
 )
 
 // ClusterURLScheme is the scheme of RedisCluster.URL, the form
 // statestore.NewClient reads as a Redis Cluster.
-const ClusterURLScheme = "redis-cluster"
+const ClusterURLScheme = rediscluster.URLScheme
 
 // RedisCluster is a Redis Cluster of real redis-server processes started
 // by StartRedisCluster: three masters, each serving a contiguous third of
-// the 16384 slots, and one replica of each. Addrs and URL stay the same
-// across KillMaster and Restart; which node is a master changes.
+// the 16384 slots, and one replica of each (pkg/devinfra/rediscluster
+// forms it). Addrs and URL stay the same across KillMaster and Restart;
+// which node is a master changes.
 type RedisCluster struct {
 	// Addrs are every node's host:port, the three first masters first (in
 	// slot order), then their replicas in the same order. Any one is a seed.
@@ -43,7 +40,7 @@ type RedisCluster struct {
 	URL string
 
 	password string
-	nodes    []*clusterNode
+	c        *rediscluster.Cluster
 }
 
 // RedisClusterConfig changes how StartRedisClusterWith builds a cluster;
@@ -64,42 +61,30 @@ func StartRedisCluster(t testing.TB) *RedisCluster {
 }
 
 // StartRedisClusterWith starts six redis-server processes in cluster mode
-// (cluster-node-timeout ClusterNodeTimeout, an explicit cluster bus port,
-// AOF, cluster-config-file in each node's directory), assigns each master
-// its slots, joins the nodes with CLUSTER MEET, makes one replica of each
-// master with CLUSTER REPLICATE, and waits (at most 30 s) until every node
-// says cluster_state:ok with every slot served, and every replica is in
-// sync with its master. Every node is stopped by PID on t.Cleanup.
+// with rediscluster.Start (cluster-node-timeout ClusterNodeTimeout, an
+// explicit cluster bus port, AOF, cluster-config-file in each node's
+// directory, ports from FreePort, each node killed if the test process
+// dies) and waits, at most 30 s, until every node says cluster_state:ok
+// with every slot served and every replica is in sync with its master.
+// Every node is stopped by PID on t.Cleanup.
 func StartRedisClusterWith(t testing.TB, cfg RedisClusterConfig) *RedisCluster {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal(redisMissing)
 	}
-	c := &RedisCluster{password: cfg.Password}
-	t.Cleanup(c.stop)
-	for range clusterNodes {
-		n := &clusterNode{bin: bin, dir: t.TempDir(), password: cfg.Password}
-		n.startOnFreePorts(t)
-		c.nodes = append(c.nodes, n)
-		c.Addrs = append(c.Addrs, n.addr)
-	}
-	c.URL = clusterURL(c.Addrs, cfg.Password)
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReadyTimeout)
 	defer cancel()
-	if err := c.form(ctx); err != nil {
-		t.Fatalf("form redis cluster %v: %v", c.Addrs, err)
+	c, err := rediscluster.Start(ctx, rediscluster.Config{
+		Dir: filepath.Join(t.TempDir(), "cluster"), Password: cfg.Password,
+		Masters: clusterMasters, ReplicasPerMaster: clusterNodes/clusterMasters - 1,
+		NodeTimeout: ClusterNodeTimeout, ReadyTimeout: clusterReadyTimeout,
+		FreePort: freePort, SysProcAttr: redisAttrs(),
+	})
+	if err != nil {
+		t.Fatalf("start redis cluster: %v", err)
 	}
-	return c
-}
-
-// clusterURL is the redis-cluster:// URL of addrs with password.
-func clusterURL(addrs []string, password string) string {
-	auth := ""
-	if password != "" {
-		auth = url.UserPassword("", password).String() + "@"
-	}
-	return ClusterURLScheme + "://" + auth + strings.Join(addrs, ",")
+	t.Cleanup(func() { _ = c.Stop() })
+	return &RedisCluster{Addrs: c.Addrs, URL: c.URL, password: cfg.Password, c: c}
 }
 
 // ClientStateReload is how often Client's clients reload the slot map.
@@ -131,21 +116,11 @@ func (c *RedisCluster) Client(t testing.TB) *redis.ClusterClient {
 // any failover: acknowledge them with SyncReplicas first.
 func (c *RedisCluster) KillMaster(t testing.TB, i int) (killedAddr string) {
 	t.Helper()
-	if i < 0 || i >= clusterMasters {
-		t.Fatalf("kill redis cluster master %d: want 0..%d", i, clusterMasters-1)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), failoverTimeout)
-	defer cancel()
-	slot := slotRange(i).lo
-	victim, err := c.slotOwner(ctx, slot)
+	addr, err := c.c.KillMaster(context.Background(), i)
 	if err != nil {
-		t.Fatalf("kill redis cluster master %d: %v", i, err)
+		t.Fatal(err)
 	}
-	victim.kill()
-	if err := c.waitFailover(ctx, slot, victim.addr); err != nil {
-		t.Fatalf("failover of redis cluster master %s (slots from %d): %v", victim.addr, slot, err)
-	}
-	return victim.addr
+	return addr
 }
 
 // Restart starts the killed node at addr again on its port and directory
@@ -153,17 +128,8 @@ func (c *RedisCluster) KillMaster(t testing.TB, i int) (killedAddr string) {
 // a replica in sync with its master and every node says cluster_state:ok.
 func (c *RedisCluster) Restart(t testing.TB, addr string) {
 	t.Helper()
-	n := c.node(addr)
-	if n == nil || n.proc != nil {
-		t.Fatalf("restart redis cluster node %s: not a killed node of this cluster", addr)
-	}
-	if err := n.start(); err != nil {
-		t.Fatalf("restart redis cluster node %s: %v", addr, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), rejoinTimeout)
-	defer cancel()
-	if err := c.waitHealthy(ctx); err != nil {
-		t.Fatalf("redis cluster node %s did not rejoin: %v", addr, err)
+	if err := c.c.Restart(context.Background(), addr); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -174,40 +140,7 @@ func (c *RedisCluster) Restart(t testing.TB, addr string) {
 // Writes synced this way survive KillMaster.
 func (c *RedisCluster) SyncReplicas(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), clusterReadyTimeout)
-	defer cancel()
-	if err := c.syncReplicas(ctx); err != nil {
-		t.Fatalf("sync redis cluster replicas: %v", err)
+	if err := c.c.SyncReplicas(context.Background()); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// node is the node at addr, or nil.
-func (c *RedisCluster) node(addr string) *clusterNode {
-	for _, n := range c.nodes {
-		if n.addr == addr {
-			return n
-		}
-	}
-	return nil
-}
-
-// live lists the nodes that run.
-func (c *RedisCluster) live() []*clusterNode {
-	var out []*clusterNode
-	for _, n := range c.nodes {
-		if n.proc != nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// stop terminates every node that runs, all at once, and closes the
-// admin clients.
-func (c *RedisCluster) stop() {
-	var wg sync.WaitGroup
-	for _, n := range c.nodes {
-		wg.Go(n.stop)
-	}
-	wg.Wait()
 }

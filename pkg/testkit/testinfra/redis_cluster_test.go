@@ -55,7 +55,7 @@ func TestRedisClusterFailover(t *testing.T) {
 	began = time.Now()
 	c.Restart(t, killed)
 	t.Logf("node %s rejoined in %s", killed, time.Since(began).Round(time.Millisecond))
-	role, err := c.node(killed).admin.Do(ctx, "role").Slice()
+	role, err := nodeClient(t, c, killed).Do(ctx, "role").Slice()
 	require.NoError(t, err)
 	require.Equal(t, "slave", role[0], "the killed master comes back as a replica")
 	require.Equal(t, "after failover", cc.Get(ctx, keys[0]).Val())
@@ -74,10 +74,10 @@ func writeAcrossMasters(t *testing.T, ctx context.Context, c *RedisCluster, cc *
 		ranges[Slot(keys[i])*clusterMasters/SlotCount] = true
 	}
 	require.Len(t, ranges, clusterMasters, "the keys miss a master")
-	for i := range clusterMasters {
-		n, err := c.nodes[i].admin.DBSize(ctx).Result()
+	for _, addr := range c.Addrs[:clusterMasters] {
+		n, err := nodeClient(t, c, addr).DBSize(ctx).Result()
 		require.NoError(t, err)
-		require.Positive(t, n, "master %s holds no key", c.nodes[i].addr)
+		require.Positive(t, n, "master %s holds no key", addr)
 	}
 	return keys
 }
@@ -95,8 +95,10 @@ func requireKeys(t *testing.T, ctx context.Context, cc *redis.ClusterClient, key
 // requireNoPasswordInArgv checks no node has the password on its command line.
 func requireNoPasswordInArgv(t *testing.T, c *RedisCluster, password string) {
 	t.Helper()
-	for _, n := range c.nodes {
-		argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.proc.PID()))
+	pids := c.c.PIDs()
+	require.Len(t, pids, clusterNodes)
+	for _, pid := range pids {
+		argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if os.IsNotExist(err) {
 			return // no /proc on this system
 		}
@@ -104,4 +106,13 @@ func requireNoPasswordInArgv(t *testing.T, c *RedisCluster, password string) {
 		require.Contains(t, string(argv), "--cluster-enabled")
 		require.NotContains(t, string(argv), password)
 	}
+}
+
+// nodeClient is a client of the one node at addr (no redirects), closed on
+// t.Cleanup.
+func nodeClient(t *testing.T, c *RedisCluster, addr string) *redis.Client {
+	t.Helper()
+	rc := redis.NewClient(&redis.Options{Addr: addr, Password: c.password, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rc.Close() })
+	return rc
 }

@@ -1,4 +1,4 @@
-package testinfra
+package rediscluster
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func (view clusterView) myself() (viewNode, bool) {
 }
 
 // sees says whether view lists every node of live as connected and not failing.
-func (view clusterView) sees(live []*clusterNode) error {
+func (view clusterView) sees(live []*node) error {
 	for _, n := range live {
 		i := slices.IndexFunc(view, func(v viewNode) bool { return v.addr == n.addr })
 		switch {
@@ -91,22 +91,28 @@ func (view clusterView) slotMasters() []string {
 	return out
 }
 
-// replicated says whether every master with slots has a replica that is
-// not failing.
-func (view clusterView) replicated() error {
+// replicated says whether every master with slots has at least want
+// replicas that are not failing.
+func (view clusterView) replicated(want int) error {
 	for _, m := range view {
 		if !m.has("master") || !m.slots {
 			continue
 		}
-		if !slices.ContainsFunc(view, func(r viewNode) bool { return r.has("slave") && r.master == m.id && !r.failing() }) {
-			return fmt.Errorf("master %s has no replica", m.addr)
+		have := 0
+		for _, r := range view {
+			if r.has("slave") && r.master == m.id && !r.failing() {
+				have++
+			}
+		}
+		if have < want {
+			return fmt.Errorf("master %s has %d of %d replicas", m.addr, have, want)
 		}
 	}
 	return nil
 }
 
 // view is n's CLUSTER NODES.
-func (n *clusterNode) view(ctx context.Context) (clusterView, error) {
+func (n *node) view(ctx context.Context) (clusterView, error) {
 	text, err := n.admin.ClusterNodes(ctx).Result()
 	if err != nil {
 		return nil, fmt.Errorf("node %s: cluster nodes: %w", n.addr, err)
@@ -115,7 +121,7 @@ func (n *clusterNode) view(ctx context.Context) (clusterView, error) {
 }
 
 // clusterOK says whether n says cluster_state:ok with every slot served.
-func (n *clusterNode) clusterOK(ctx context.Context) error {
+func (n *node) clusterOK(ctx context.Context) error {
 	info, err := n.admin.ClusterInfo(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("node %s: cluster info: %w", n.addr, err)
@@ -134,7 +140,7 @@ type shard struct {
 }
 
 // shards are the masters that serve slots as n sees them (CLUSTER SHARDS).
-func (n *clusterNode) shards(ctx context.Context) ([]shard, error) {
+func (n *node) shards(ctx context.Context) ([]shard, error) {
 	answer, err := n.admin.ClusterShards(ctx).Result()
 	if err != nil {
 		return nil, fmt.Errorf("node %s: cluster shards: %w", n.addr, err)
@@ -155,7 +161,7 @@ func (n *clusterNode) shards(ctx context.Context) ([]shard, error) {
 }
 
 // slotMaster is the address of slot's master as n sees it.
-func (n *clusterNode) slotMaster(ctx context.Context, slot int) (string, error) {
+func (n *node) slotMaster(ctx context.Context, slot int) (string, error) {
 	shards, err := n.shards(ctx)
 	if err != nil {
 		return "", err
@@ -169,7 +175,7 @@ func (n *clusterNode) slotMaster(ctx context.Context, slot int) (string, error) 
 }
 
 // ownSlots are the slot ranges n serves as n sees it.
-func (n *clusterNode) ownSlots(ctx context.Context) ([]slots, error) {
+func (n *node) ownSlots(ctx context.Context) ([]slots, error) {
 	shards, err := n.shards(ctx)
 	if err != nil {
 		return nil, err
@@ -185,7 +191,7 @@ func (n *clusterNode) ownSlots(ctx context.Context) ([]slots, error) {
 
 // replicaSynced says, for a replica (per view, n's own), whether its link
 // to its master is up and the initial sync done; a master passes.
-func (n *clusterNode) replicaSynced(ctx context.Context, view clusterView) error {
+func (n *node) replicaSynced(ctx context.Context, view clusterView) error {
 	me, ok := view.myself()
 	if !ok {
 		return fmt.Errorf("node %s: cluster nodes lists no myself", n.addr)
@@ -206,7 +212,7 @@ func (n *clusterNode) replicaSynced(ctx context.Context, view clusterView) error
 
 // syncReplicas makes sure, if n is a master with connected replicas, that
 // they all hold everything n acknowledged so far (see SyncReplicas).
-func (n *clusterNode) syncReplicas(ctx context.Context) error {
+func (n *node) syncReplicas(ctx context.Context) error {
 	info, err := n.admin.Info(ctx, "replication").Result()
 	if err != nil {
 		return fmt.Errorf("node %s: info replication: %w", n.addr, err)
@@ -219,7 +225,7 @@ func (n *clusterNode) syncReplicas(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	key, err := keyInSlots("testinfra:sync:", own)
+	key, err := keyInSlots("rediscluster:sync:", own)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", n.addr, err)
 	}

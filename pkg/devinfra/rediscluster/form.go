@@ -1,4 +1,4 @@
-package testinfra
+package rediscluster
 
 import (
 	"context"
@@ -16,18 +16,20 @@ const clusterPoll = 50 * time.Millisecond
 // slots is a contiguous range of hash slots, both ends included.
 type slots struct{ lo, hi int }
 
-// slotRange is the i-th of clusterMasters contiguous thirds of the slots,
-// the range master i is given at start-up.
-func slotRange(i int) slots {
-	return slots{lo: i * SlotCount / clusterMasters, hi: (i+1)*SlotCount/clusterMasters - 1}
+// slotRange is the i-th of masters contiguous ranges of the slots, the
+// range master i is given at start-up.
+func slotRange(i, masters int) slots {
+	return slots{lo: i * SlotCount / masters, hi: (i+1)*SlotCount/masters - 1}
 }
 
-// form builds the cluster from six empty nodes: the first three get the
-// slots, all meet, the last three replicate the first three in order;
-// then it waits until the cluster is healthy.
-func (c *RedisCluster) form(ctx context.Context) error {
-	for i, n := range c.nodes[:clusterMasters] {
-		r := slotRange(i)
+// form builds the cluster from empty nodes: the first Masters get the
+// slots, all meet, and replica j (the nodes after the masters, in order)
+// replicates master j mod Masters; then it waits until the cluster is
+// healthy.
+func (c *Cluster) form(ctx context.Context) error {
+	m := c.cfg.Masters
+	for i, n := range c.nodes[:m] {
+		r := slotRange(i, m)
 		if err := n.admin.ClusterAddSlotsRange(ctx, r.lo, r.hi).Err(); err != nil {
 			return fmt.Errorf("node %s: add slots %d-%d: %w", n.addr, r.lo, r.hi, err)
 		}
@@ -42,8 +44,8 @@ func (c *RedisCluster) form(ctx context.Context) error {
 	if err := waitFor(ctx, "every node to know every other", c.allMet); err != nil {
 		return err
 	}
-	for i, r := range c.nodes[clusterMasters:] {
-		if err := c.replicate(ctx, r, c.nodes[i]); err != nil {
+	for j, r := range c.nodes[m:] {
+		if err := c.replicate(ctx, r, c.nodes[j%m]); err != nil {
 			return err
 		}
 	}
@@ -51,7 +53,7 @@ func (c *RedisCluster) form(ctx context.Context) error {
 }
 
 // replicate makes r a replica of m.
-func (c *RedisCluster) replicate(ctx context.Context, r, m *clusterNode) error {
+func (c *Cluster) replicate(ctx context.Context, r, m *node) error {
 	id, err := m.admin.ClusterMyID(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("node %s: cluster myid: %w", m.addr, err)
@@ -64,7 +66,7 @@ func (c *RedisCluster) replicate(ctx context.Context, r, m *clusterNode) error {
 
 // allMet says whether every node lists all the others as full members
 // (no handshake still under way).
-func (c *RedisCluster) allMet(ctx context.Context) error {
+func (c *Cluster) allMet(ctx context.Context) error {
 	for _, n := range c.nodes {
 		view, err := n.view(ctx)
 		if err != nil {
@@ -83,7 +85,7 @@ func (c *RedisCluster) allMet(ctx context.Context) error {
 }
 
 // waitHealthy waits until healthy holds or ctx ends.
-func (c *RedisCluster) waitHealthy(ctx context.Context) error {
+func (c *Cluster) waitHealthy(ctx context.Context) error {
 	return waitFor(ctx, "the cluster to be healthy", c.healthy)
 }
 
@@ -92,7 +94,7 @@ func (c *RedisCluster) waitHealthy(ctx context.Context) error {
 // with the others on which nodes serve slots, and, when every node runs,
 // sees a replica for every master that has slots; and whether every live
 // replica's link to its master is up and synced.
-func (c *RedisCluster) healthy(ctx context.Context) error {
+func (c *Cluster) healthy(ctx context.Context) error {
 	live := c.live()
 	var masters []string
 	for i, n := range live {
@@ -112,7 +114,7 @@ func (c *RedisCluster) healthy(ctx context.Context) error {
 			return fmt.Errorf("node %s sees masters %v, node %s sees %v", n.addr, m, live[0].addr, masters)
 		}
 		if len(live) == len(c.nodes) {
-			if err := view.replicated(); err != nil {
+			if err := view.replicated(c.cfg.ReplicasPerMaster); err != nil {
 				return fmt.Errorf("node %s: %w", n.addr, err)
 			}
 		}
@@ -124,7 +126,7 @@ func (c *RedisCluster) healthy(ctx context.Context) error {
 }
 
 // slotOwner is the node that serves slot as a live node sees it.
-func (c *RedisCluster) slotOwner(ctx context.Context, slot int) (*clusterNode, error) {
+func (c *Cluster) slotOwner(ctx context.Context, slot int) (*node, error) {
 	live := c.live()
 	if len(live) == 0 {
 		return nil, errors.New("no node runs")
@@ -142,7 +144,7 @@ func (c *RedisCluster) slotOwner(ctx context.Context, slot int) (*clusterNode, e
 
 // waitFailover waits until every live node says cluster_state:ok and
 // names a live node other than killed as slot's master.
-func (c *RedisCluster) waitFailover(ctx context.Context, slot int, killed string) error {
+func (c *Cluster) waitFailover(ctx context.Context, slot int, killed string) error {
 	return waitFor(ctx, "a replica to take over from "+killed, func(ctx context.Context) error {
 		for _, n := range c.live() {
 			if err := n.clusterOK(ctx); err != nil {
@@ -164,7 +166,7 @@ func (c *RedisCluster) waitFailover(ctx context.Context, slot int, killed string
 // write to a key of its own slots and WAIT for all of those replicas, in
 // one pipeline: one connection, so WAIT covers that write and everything
 // the master took in before it.
-func (c *RedisCluster) syncReplicas(ctx context.Context) error {
+func (c *Cluster) syncReplicas(ctx context.Context) error {
 	for _, n := range c.live() {
 		if err := n.syncReplicas(ctx); err != nil {
 			return err
@@ -179,7 +181,7 @@ func waitFor(ctx context.Context, what string, cond func(ctx context.Context) er
 	tick := time.NewTicker(clusterPoll)
 	defer tick.Stop()
 	for {
-		pctx, cancel := context.WithTimeout(ctx, clusterProbeTimeout)
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		err := cond(pctx)
 		cancel()
 		if err == nil {
