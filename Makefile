@@ -78,7 +78,8 @@ run: deps
 	@exec .braid/bin/braid dev
 
 ## bench: load the real stack (separate processes) and print one JSON line per workload
-##        (BENCH_SUSTAIN=60s, BENCH_REPS=3, BENCH_ONLY=diamond,fanout, BENCH_PROFILE=cpu.pprof)
+##        (BENCH_SUSTAIN=60s, BENCH_REPS=3, BENCH_ONLY=diamond,fanout, BENCH_PROFILE=cpu.pprof,
+##        BENCH_CLUSTER=1: on a 3+3 Redis Cluster and three kfake brokers, lines marked "setup":"cluster")
 bench:
 	@scripts/ensure-deps.sh >&2
 	@cd bench && $(GO) run . $(BENCH_FLAGS)

@@ -34,8 +34,34 @@ func TestSmoke(t *testing.T) {
 		name, _ := l["workload"].(string)
 		t.Run(name, func(t *testing.T) {
 			requireWellFormed(t, l)
+			require.NotContains(t, l, "setup", "the default setup's lines read as before the cluster setup")
 		})
 	}
+}
+
+// TestSmokeCluster runs a few workloads at tiny sizes on the cluster
+// setup (a 3+3 Redis Cluster and three kfake brokers, each in its own
+// processes): the fan-out, whose per-node Redis memory SCANs every master,
+// and the resource costs, which read every master's INFO.
+func TestSmokeCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
+	defer cancel()
+	var out, progress bytes.Buffer
+	err := run(ctx, config{reps: 3, smoke: true, cluster: true, only: "fanout,resources"}, &out, &progress)
+	require.NoError(t, err, "progress:\n%s", progress.String())
+
+	lines := parseLines(t, out.String())
+	require.Len(t, lines, 3, "floor, fanout and resources:\n%s", out.String())
+	for _, l := range lines {
+		name, _ := l["workload"].(string)
+		t.Run(name, func(t *testing.T) {
+			requireWellFormed(t, l)
+			require.Equal(t, "cluster", l["setup"])
+			require.Contains(t, l["method"], "Setup cluster: ")
+		})
+	}
+	require.Positive(t, lines[1]["redis_bytes_per_node"], "the run's keys were found on the masters")
+	require.Positive(t, lines[2]["redis_repl_bytes_per_task"], "the masters replicated to their replicas")
 }
 
 // standard are the figures every line carries, each with _min and _max.
@@ -79,14 +105,35 @@ func requireWellFormed(t *testing.T, l map[string]any) {
 		}
 	}
 	require.Positive(t, figures, "line has no figures")
+	if samples, ok := l["samples"].(map[string]any); ok {
+		requireSamples(t, l, samples)
+	}
+}
+
+// requireSamples checks a line's samples: every repetition of every
+// figure, and each figure's min and max among them.
+func requireSamples(t *testing.T, l map[string]any, samples map[string]any) {
+	t.Helper()
+	require.NotEmpty(t, samples)
+	for name, v := range samples {
+		xs, ok := v.([]any)
+		require.True(t, ok, "samples of %s: %v", name, v)
+		require.Len(t, xs, int(l["runs"].(float64)), "samples of %s", name)
+		require.Contains(t, xs, l[name+"_min"], "samples of %s hold its min", name)
+		require.Contains(t, xs, l[name+"_max"], "samples of %s hold its max", name)
+	}
+	for _, name := range []string{"orchestrator_cpu_us_per_task", "redis_commands_per_run", "kafka_records_per_task", "kafka_bytes_per_run"} {
+		require.Contains(t, samples, name)
+		require.Positive(t, l[name], name)
+	}
 }
 
 func TestParseConfig(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"BENCH_SUSTAIN": "60s", "BENCH_ONLY": "diamond"}
+	env := map[string]string{"BENCH_SUSTAIN": "60s", "BENCH_ONLY": "diamond", "BENCH_CLUSTER": "1"}
 	c, err := parseConfig(nil, func(k string) string { return env[k] })
 	require.NoError(t, err)
-	require.Equal(t, config{reps: 3, sustain: time.Minute, only: "diamond"}, c)
+	require.Equal(t, config{reps: 3, sustain: time.Minute, only: "diamond", cluster: true}, c)
 
 	c, err = parseConfig([]string{"-sustain", "5s", "-reps", "4", "-smoke"}, func(string) string { return "" })
 	require.NoError(t, err)

@@ -9,7 +9,13 @@
 // figure (default 3, at least 3), -sustain / BENCH_SUSTAIN the diamond load's
 // duration (default 20s), -only / BENCH_ONLY comma-separated workload names,
 // -profile / BENCH_PROFILE a file for the orchestrator's CPU profile during
-// the diamond load, -smoke tiny sizes, -keep keep the logs directory.
+// the diamond load, -cluster / BENCH_CLUSTER=1 the cluster setup (below),
+// -smoke tiny sizes, -keep keep the logs directory.
+//
+// The cluster setup runs the same workloads on a Redis Cluster of three
+// masters with a replica each (six redis-server processes, AOF, appendfsync
+// everysec) and a kfakebroker process of three brokers instead of `braid
+// dev --only infra`; every line then carries "setup":"cluster".
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -48,6 +55,7 @@ type config struct {
 	profile string
 	smoke   bool
 	keep    bool
+	cluster bool
 }
 
 // parseConfig reads flags, falling back to BENCH_* variables via getenv.
@@ -59,6 +67,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	sustain := fs.String("sustain", getenv("BENCH_SUSTAIN"), "duration of the diamond load, e.g. 60s")
 	fs.StringVar(&c.only, "only", getenv("BENCH_ONLY"), "comma-separated workloads (floor always runs)")
 	fs.StringVar(&c.profile, "profile", getenv("BENCH_PROFILE"), "write the orchestrator's CPU profile during the diamond load here")
+	fs.BoolVar(&c.cluster, "cluster", isTrue(getenv("BENCH_CLUSTER")), "run on a 3+3 Redis Cluster and 3 kfake brokers")
 	fs.BoolVar(&c.smoke, "smoke", false, "tiny sizes (seconds), for the test")
 	fs.BoolVar(&c.keep, "keep", false, "keep the directory of process logs")
 	if err := fs.Parse(args); err != nil {
@@ -74,6 +83,15 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		}
 	}
 	return c, nil
+}
+
+// isTrue reads a boolean setting: 1, true, yes or on.
+func isTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }
 
 // newLogger writes progress as text to w.

@@ -53,7 +53,7 @@ type Services struct {
 
 // StartServices starts an orchestrator, the workers and the api on infra,
 // logging under dir, and waits until ready(URL, Key, WorkerIDs) is true.
-func StartServices(infra *procstack.Infra, bins procstack.Binaries, dir string, o Options, ready func(s *Services) bool) (*Services, error) {
+func StartServices(infra *Infra, bins procstack.Binaries, dir string, o Options, ready func(s *Services) bool) (*Services, error) {
 	id, err := uniqueID()
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func StartServices(infra *procstack.Infra, bins procstack.Binaries, dir string, 
 	}
 	s := &Services{URL: "http://" + apiAddr, Key: "bench" + id, Namespace: id + ":", TopicPrefix: id + "."}
 	env := []string{
-		"BRAID_KAFKA_BROKERS=" + infra.Kafka, "BRAID_REDIS_URL=" + infra.RedisURL,
+		"BRAID_KAFKA_BROKERS=" + infra.Brokers, "BRAID_REDIS_URL=" + infra.RedisURL,
 		"BRAID_KAFKA_TOPIC_PREFIX=" + s.TopicPrefix, "BRAID_REDIS_NAMESPACE=" + s.Namespace,
 		"BRAID_KAFKA_PARTITIONS=" + strconv.Itoa(cmp.Or(o.Partitions, 6)),
 		"BRAID_LOG_LEVEL=" + cmp.Or(o.LogLevel, "warn"),

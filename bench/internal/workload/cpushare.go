@@ -8,8 +8,9 @@ import (
 )
 
 // cpuShares samples the CPU time of every process of a session — the
-// services, the infra process (kfake runs inside it), its redis-server
-// child and the bench itself — so a load can say which one was busy.
+// services, the broker process (in the single setup the infra process,
+// kfake running inside it), the redis-server process(es) and the bench
+// itself — so a load can say which one was busy.
 type cpuShares struct {
 	t0   time.Time
 	pids map[string][]int
@@ -23,13 +24,15 @@ var cpuShareNames = []string{"orchestrator", "api", "workers", "kfake", "redis",
 func (s *session) startCPUShares() *cpuShares {
 	c := &cpuShares{t0: time.Now(), pids: map[string][]int{
 		"orchestrator": {s.svc.Orchestrator.PID()}, "api": {s.svc.API.PID()},
-		"kfake": {s.env.Infra.Proc().PID()}, "bench": {os.Getpid()},
+		"kfake": s.env.Infra.KafkaPIDs(), "redis": s.env.Infra.RedisPIDs(), "bench": {os.Getpid()},
 	}, at0: map[string]time.Duration{}}
 	for _, w := range s.svc.Workers {
 		c.pids["workers"] = append(c.pids["workers"], w.PID())
 	}
-	if kids, err := s.env.Infra.Proc().Children(); err == nil {
-		c.pids["redis"] = kids // braid dev --only infra has one child: redis-server
+	for name, pids := range c.pids {
+		if len(pids) == 0 {
+			delete(c.pids, name) // not found: reported as NaN
+		}
 	}
 	for name := range c.pids {
 		c.at0[name] = c.total(name)
@@ -46,6 +49,16 @@ func (c *cpuShares) total(name string) time.Duration {
 		}
 	}
 	return sum
+}
+
+// used returns each group's CPU time since start (groups without a
+// process found are left out).
+func (c *cpuShares) used() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name := range c.pids {
+		out[name] = c.total(name) - c.at0[name]
+	}
+	return out
 }
 
 // percents returns each group's CPU use since start, in percent of one core.

@@ -32,6 +32,7 @@ type Sizes struct {
 	CostNodes        int           // nodes of the large DAG of the cost comparison
 	CostForeachItems int           // foreach items of the large run of the foreach cost comparison
 	ForeachItems     int           // items of the foreach
+	ResourceRuns     int           // runs of each shape whose resource costs are counted
 	WorkerProcesses  int           // worker processes of each stack
 }
 
@@ -39,22 +40,30 @@ type Sizes struct {
 var Full = Sizes{
 	FloorHops: 2000, FloorMessages: 50000, HopChain: 100, SingleRuns: 200, FanOut: 1000, Chain: 1000,
 	BigFanOut: 10000, Diamonds: 1000, Sustain: 20 * time.Second, MemNodes: 1000, InFlightRuns: 10,
-	CostNodes: 10000, CostForeachItems: 100000, ForeachItems: 100000, WorkerProcesses: 2,
+	CostNodes: 10000, CostForeachItems: 100000, ForeachItems: 100000, ResourceRuns: 1000, WorkerProcesses: 2,
 }
 
 // Smoke are tiny sizes for the test that keeps the bench from rotting.
 var Smoke = Sizes{
 	FloorHops: 50, FloorMessages: 500, HopChain: 10, SingleRuns: 5, FanOut: 20, Chain: 20,
 	BigFanOut: 50, Diamonds: 10, Sustain: 2 * time.Second, MemNodes: 20, InFlightRuns: 2,
-	CostNodes: 50, CostForeachItems: 100, ForeachItems: 100, WorkerProcesses: 1,
+	CostNodes: 50, CostForeachItems: 100, ForeachItems: 100, ResourceRuns: 10, WorkerProcesses: 1,
 }
 
 // Env is what every workload shares: the binaries, the infrastructure and
 // the settings. Workloads start their own services on Infra.
 type Env struct {
 	Bins  procstack.Binaries
-	Infra *procstack.Infra
-	// Redis is a client of Infra's Redis, for read-only inspection.
+	Infra *stack.Infra
+	// Setup, when set, is written into every line (`"setup"`): the
+	// default single-node setup leaves it empty, so its lines read as
+	// before the cluster setup existed.
+	Setup string
+	// SetupNote, with Setup, is appended to every line's method: what the
+	// setup is and how the figures read on it.
+	SetupNote string
+	// Redis is a client of Infra's Redis (a cluster client on a cluster),
+	// for read-only inspection.
 	Redis redis.UniversalClient
 	// Dir holds the processes' logs.
 	Dir string
@@ -116,7 +125,7 @@ func (e *Env) startSessionWith(ctx context.Context, name string, opts stack.Opti
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s := &session{env: e, svc: svc, api: api.New(svc.URL, svc.Key, 256), keys: statestore.Keys{Namespace: svc.Namespace},
-		bus: eventbus.Config{Brokers: []string{e.Infra.Kafka}, TopicPrefix: svc.TopicPrefix, ClientID: "braid-bench"}}
+		bus: eventbus.Config{Brokers: e.Infra.BrokerList(), TopicPrefix: svc.TopicPrefix, ClientID: "braid-bench"}}
 	if err := s.warmUp(ctx); err != nil {
 		_ = svc.Stop()
 		return nil, fmt.Errorf("%s: %w", name, err)

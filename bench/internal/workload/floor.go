@@ -29,7 +29,7 @@ func TransportFloor(ctx context.Context, e *Env) (Line, error) {
 		if err != nil {
 			return l, err
 		}
-		bus := eventbus.Config{Brokers: []string{e.Infra.Kafka}, TopicPrefix: "floor" + id + "."}
+		bus := eventbus.Config{Brokers: e.Infra.BrokerList(), TopicPrefix: "floor" + id + "."}
 		lp, err := floor.Open(ctx, bus, e.Redis, statestore.Keys{Namespace: "floor" + id + ":"})
 		if err != nil {
 			return l, err

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 
 	"github.com/braidhq/braid/bench/internal/stats"
 )
@@ -20,6 +21,9 @@ var standardFigures = []string{"wall_ms", "tasks_per_s", "p50_ms", "p99_ms", "rs
 type Line struct {
 	// Workload names the workload, e.g. "chain_100_hop".
 	Workload string
+	// Setup names the infrastructure when it is not the default single
+	// node: "cluster". Written after workload, only when set.
+	Setup string
 	// N is the workload's size (nodes, runs or hops; Method says which).
 	N int
 	// Runs is how many times the measurement was repeated.
@@ -34,7 +38,15 @@ type Line struct {
 	Method string
 	// Error, when set, says why the workload failed.
 	Error string
+	// samples, when non-nil, keeps every figure's samples, written as
+	// "samples" (see keepSamples).
+	samples map[string][]float64
 }
+
+// keepSamples makes l write, besides each figure's median, min and max,
+// every repetition's value under "samples" (figure → values in
+// repetition order; null for a value that could not be read).
+func (l *Line) keepSamples() { l.samples = map[string][]float64{} }
 
 // set records samples of figure name, adding it to Extra when it is not
 // a standard figure.
@@ -46,6 +58,9 @@ func (l *Line) set(name string, samples []float64) {
 		l.Extra = append(l.Extra, name)
 	}
 	l.Figures[name] = stats.Summarize(samples)
+	if l.samples != nil {
+		l.samples[name] = slices.Clone(samples)
+	}
 }
 
 func isStandard(name string) bool {
@@ -57,9 +72,9 @@ func isStandard(name string) bool {
 	return false
 }
 
-// MarshalJSON writes the line's keys in a fixed order: workload, n, runs,
-// each standard figure with _min and _max, the extra figures, target,
-// method and, when set, error.
+// MarshalJSON writes the line's keys in a fixed order: workload, setup
+// (when set), n, runs, each standard figure with _min and _max, the extra
+// figures, samples (when kept), target, method and, when set, error.
 func (l Line) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -74,6 +89,9 @@ func (l Line) MarshalJSON() ([]byte, error) {
 		b.Write(vb)
 	}
 	put("workload", l.Workload)
+	if l.Setup != "" {
+		put("setup", l.Setup)
+	}
 	put("n", l.N)
 	put("runs", l.Runs)
 	for _, name := range append(append([]string{}, standardFigures...), l.Extra...) {
@@ -88,6 +106,9 @@ func (l Line) MarshalJSON() ([]byte, error) {
 		put(name+"_min", round(s.Min))
 		put(name+"_max", round(s.Max))
 	}
+	if l.samples != nil {
+		put("samples", l.roundedSamples())
+	}
 	put("target", l.Target)
 	put("method", l.Method)
 	if l.Error != "" {
@@ -95,6 +116,36 @@ func (l Line) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// roundedSamples are the kept samples, rounded as the figures are, in an
+// ordered JSON object (figures in output order); NaN becomes null.
+func (l Line) roundedSamples() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for _, name := range append(append([]string{}, standardFigures...), l.Extra...) {
+		xs, ok := l.samples[name]
+		if !ok {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		vals := make([]*float64, len(xs))
+		for i, x := range xs {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				r := round(x)
+				vals[i] = &r
+			}
+		}
+		kb, _ := json.Marshal(name)
+		vb, _ := json.Marshal(vals)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // round keeps three decimals (microseconds, for millisecond figures).

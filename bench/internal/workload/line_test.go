@@ -31,6 +31,22 @@ func TestLineJSON(t *testing.T) {
 	require.True(t, strings.HasSuffix(string(b), `"method":"m","error":"boom"}`), string(b))
 }
 
+// A line of the cluster setup names it after the workload, and a line
+// that keeps its samples writes every repetition's value before target.
+func TestLineJSONSetupAndSamples(t *testing.T) {
+	t.Parallel()
+	l := Line{Workload: "w", Setup: "cluster", N: 1, Runs: 3, Target: "t", Method: "m"}
+	l.keepSamples()
+	l.set("wall_ms", []float64{3, 1, 2})
+	l.set("cpu_us_per_task", []float64{1.23456, math.NaN(), 7})
+	b, err := json.Marshal(l)
+	require.NoError(t, err)
+	s := string(b)
+	require.True(t, strings.HasPrefix(s, `{"workload":"w","setup":"cluster","n":1,`), s)
+	require.Contains(t, s, `"cpu_us_per_task":4.117,"cpu_us_per_task_min":1.235,"cpu_us_per_task_max":7,`+
+		`"samples":{"wall_ms":[3,1,2],"cpu_us_per_task":[1.235,null,7]},"target":"t"`)
+}
+
 func TestDefinitions(t *testing.T) {
 	t.Parallel()
 	var def struct {

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,29 +16,43 @@ const (
 
 // runBytesPerNode returns the Redis memory of one finished run's keys
 // (MEMORY USAGE ... SAMPLES 0, exact), outputs hash excluded, divided by
-// nodes. It only reads Redis.
+// nodes. It SCANs every master (on a cluster the run's keys share its
+// hash tag, so one master holds them all) and only reads.
 func (s *session) runBytesPerNode(ctx context.Context, run string, nodes int) (float64, error) {
-	rdb := s.env.Redis
+	var total atomic.Int64
+	err := forEachMaster(ctx, s.env.Redis, func(ctx context.Context, node *redis.Client) error {
+		n, err := s.runBytesOn(ctx, node, run)
+		total.Add(n)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return float64(total.Load()) / float64(nodes), nil
+}
+
+// runBytesOn sums MEMORY USAGE of run's keys on one node, outputs excluded.
+func (s *session) runBytesOn(ctx context.Context, node *redis.Client, run string) (int64, error) {
 	var total int64
 	var cursor uint64
 	for range scanSteps {
-		keys, next, err := rdb.Scan(ctx, cursor, s.keys.RunPattern(run), scanCount).Result()
+		keys, next, err := node.Scan(ctx, cursor, s.keys.RunPattern(run), scanCount).Result()
 		if err != nil {
-			return 0, fmt.Errorf("scan keys of run %s: %w", run, err)
+			return 0, fmt.Errorf("scan keys of run %s on %s: %w", run, node.Options().Addr, err)
 		}
 		for _, k := range keys {
 			if k == s.keys.Outputs(run) {
 				continue
 			}
-			n, err := rdb.MemoryUsage(ctx, k, 0).Result()
+			n, err := node.MemoryUsage(ctx, k, 0).Result()
 			if err != nil && err != redis.Nil {
 				return 0, fmt.Errorf("memory usage %s: %w", k, err)
 			}
 			total += n
 		}
 		if cursor = next; cursor == 0 {
-			return float64(total) / float64(nodes), nil
+			return total, nil
 		}
 	}
-	return 0, fmt.Errorf("scan keys of run %s: more than %d steps", run, scanSteps)
+	return 0, fmt.Errorf("scan keys of run %s on %s: more than %d steps", run, node.Options().Addr, scanSteps)
 }

@@ -34,6 +34,7 @@ func Suite(sz Sizes) []Entry {
 		{"inflight", InFlight},
 		{"cost", CompletionCost},
 		{"cost_foreach", CompletionCostForeach},
+		{"resources", Resources},
 		{"foreach", Foreach},
 		{"tracing", Tracing},
 	}
@@ -58,7 +59,7 @@ func RunAll(ctx context.Context, e *Env, entries []Entry, only string, emit func
 			e.Log.Error("workload failed", "name", en.Name, "err", err)
 		}
 		e.Log.Info("workload done", "name", en.Name, "took", time.Since(t0).Round(time.Millisecond))
-		emit(l)
+		emit(e.tag(l))
 		if ctx.Err() != nil {
 			break
 		}
@@ -67,6 +68,15 @@ func RunAll(ctx context.Context, e *Env, entries []Entry, only string, emit func
 		return fmt.Errorf("workloads failed: %s", strings.Join(failed, ", "))
 	}
 	return ctx.Err()
+}
+
+// tag marks l with the setup it ran on, when that is not the default.
+func (e *Env) tag(l Line) Line {
+	if e.Setup != "" {
+		l.Setup = e.Setup
+		l.Method += ". " + e.SetupNote
+	}
+	return l
 }
 
 func selected(name, only string) bool {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -58,6 +59,12 @@ func Start(s Spec) (*Proc, error) {
 	}
 	return p, nil
 }
+
+// SysProcAttr returns the attributes Start gives every process (on Linux
+// a parent-death SIGKILL, so none outlives a crashed stack), for children
+// started by other means, such as the redis-server nodes of the bench's
+// Redis Cluster.
+func SysProcAttr() *syscall.SysProcAttr { return procAttrs() }
 
 // launch starts the program once more.
 func (p *Proc) launch() error {
