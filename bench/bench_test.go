@@ -61,7 +61,6 @@ func TestSmokeCluster(t *testing.T) {
 		})
 	}
 	require.Positive(t, lines[1]["redis_bytes_per_node"], "the run's keys were found on the masters")
-	require.Positive(t, lines[2]["redis_repl_bytes_per_task"], "the masters replicated to their replicas")
 }
 
 // standard are the figures every line carries, each with _min and _max.
@@ -122,8 +121,12 @@ func requireSamples(t *testing.T, l map[string]any, samples map[string]any) {
 		require.Contains(t, xs, l[name+"_min"], "samples of %s hold its min", name)
 		require.Contains(t, xs, l[name+"_max"], "samples of %s hold its max", name)
 	}
-	for _, name := range []string{"orchestrator_cpu_us_per_task", "redis_commands_per_run", "kafka_records_per_task", "kafka_bytes_per_run"} {
-		require.Contains(t, samples, name)
+	// Costs are net of the background, which at smoke size can outweigh
+	// CPU and Redis figures; nothing in the background writes to Kafka.
+	for _, name := range []string{"orchestrator_cpu_us_per_task", "redis_commands_per_run", "redis_repl_bytes_per_task"} {
+		require.IsType(t, 0.0, l[name], name)
+	}
+	for _, name := range []string{"kafka_records_per_task", "kafka_bytes_per_run"} {
 		require.Positive(t, l[name], name)
 	}
 }

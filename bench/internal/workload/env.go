@@ -34,20 +34,30 @@ type Sizes struct {
 	ForeachItems     int           // items of the foreach
 	ResourceRuns     int           // runs of each shape whose resource costs are counted
 	WorkerProcesses  int           // worker processes of each stack
+	// ResourceIdle is the resources workload's idle window: the background
+	// (timer and schedule polls, liveness, heartbeats, a reconcile pass
+	// every 5 s) every window holds, taken out of the costs.
+	ResourceIdle time.Duration
+	// ResourceSettle is how long a resources window stays open after the
+	// last run ended, so what the runs still cost is counted: the
+	// orchestrator releases a finished run's lock once it has been idle
+	// for 3 s (orchsvc.Config.IdleRelease), on its lease loop's next turn
+	// (every 1.33 s), and the last tasks' commits trail their results.
+	ResourceSettle time.Duration
 }
 
 // Full are the sizes of `make bench` (issue 6's table).
 var Full = Sizes{
 	FloorHops: 2000, FloorMessages: 50000, HopChain: 100, SingleRuns: 200, FanOut: 1000, Chain: 1000,
 	BigFanOut: 10000, Diamonds: 1000, Sustain: 20 * time.Second, MemNodes: 1000, InFlightRuns: 10,
-	CostNodes: 10000, CostForeachItems: 100000, ForeachItems: 100000, ResourceRuns: 1000, WorkerProcesses: 2,
+	CostNodes: 10000, CostForeachItems: 100000, ForeachItems: 100000, ResourceRuns: 1000, ResourceIdle: 5 * time.Second, ResourceSettle: 5 * time.Second, WorkerProcesses: 2,
 }
 
 // Smoke are tiny sizes for the test that keeps the bench from rotting.
 var Smoke = Sizes{
 	FloorHops: 50, FloorMessages: 500, HopChain: 10, SingleRuns: 5, FanOut: 20, Chain: 20,
 	BigFanOut: 50, Diamonds: 10, Sustain: 2 * time.Second, MemNodes: 20, InFlightRuns: 2,
-	CostNodes: 50, CostForeachItems: 100, ForeachItems: 100, ResourceRuns: 10, WorkerProcesses: 1,
+	CostNodes: 50, CostForeachItems: 100, ForeachItems: 100, ResourceRuns: 10, ResourceIdle: 300 * time.Millisecond, ResourceSettle: 300 * time.Millisecond, WorkerProcesses: 1,
 }
 
 // Env is what every workload shares: the binaries, the infrastructure and

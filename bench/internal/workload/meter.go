@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,24 @@ type redisStats struct {
 
 func (a redisStats) minus(b redisStats) redisStats {
 	return redisStats{commands: a.commands - b.commands, clientBytes: a.clientBytes - b.clientBytes, replBytes: a.replBytes - b.replBytes}
+}
+
+// lessIdle returns u without the background that idle measured: every
+// counter less idle's rate of it over u's window. A group idle did not
+// time is dropped.
+func (u usage) lessIdle(idle usage) usage {
+	f := u.window.Seconds() / idle.window.Seconds()
+	scale := func(x int64) int64 { return int64(math.Round(float64(x) * f)) }
+	out := usage{window: u.window, cpu: map[string]time.Duration{},
+		redis: redisStats{commands: u.redis.commands - scale(idle.redis.commands),
+			clientBytes: u.redis.clientBytes - scale(idle.redis.clientBytes), replBytes: u.redis.replBytes - scale(idle.redis.replBytes)},
+		kafkaRecords: u.kafkaRecords - scale(idle.kafkaRecords), kafkaBytes: u.kafkaBytes - scale(idle.kafkaBytes)}
+	for g, d := range u.cpu {
+		if bg, ok := idle.cpu[g]; ok {
+			out.cpu[g] = d - time.Duration(scale(int64(bg)))
+		}
+	}
+	return out
 }
 
 // meter measures one window of a session: process CPU from /proc, the

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,4 +32,17 @@ func TestInfoInts(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// lessIdle takes out idle's rate of each counter over the window's length.
+func TestUsageLessIdle(t *testing.T) {
+	t.Parallel()
+	idle := usage{window: 2 * time.Second, cpu: map[string]time.Duration{"api": 20 * time.Millisecond},
+		redis: redisStats{commands: 100, clientBytes: 1000}, kafkaRecords: 0}
+	u := usage{window: 6 * time.Second, cpu: map[string]time.Duration{"api": time.Second, "redis": time.Second},
+		redis: redisStats{commands: 1000, clientBytes: 50000, replBytes: 7}, kafkaRecords: 40, kafkaBytes: 4000}
+	got := u.lessIdle(idle)
+	require.Equal(t, usage{window: 6 * time.Second, cpu: map[string]time.Duration{"api": 940 * time.Millisecond},
+		redis: redisStats{commands: 700, clientBytes: 47000, replBytes: 7}, kafkaRecords: 40, kafkaBytes: 4000}, got)
+	require.True(t, math.IsNaN(cpuUs(got, "redis")), "a group the idle window did not time has no net cost")
 }

@@ -10,15 +10,10 @@ import (
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
-// Windows of the resources workload.
-const (
-	// resourceIdle is the idle window measured before each repetition.
-	resourceIdle = time.Second
-	// resourceSettle is how long a window stays open after the last run
-	// ended, so that the trailing work of the last tasks (the workers'
-	// and orchestrator's commits, a claim released) is counted.
-	resourceSettle = 500 * time.Millisecond
-)
+// idleLockRelease is when the orchestrator has released an idle run's
+// lock at the latest: orchsvc.Config.IdleRelease (3 s) plus a turn of its
+// lease loop (min(LockTTL/3, IdleRelease/2) = 1.33 s), by default.
+const idleLockRelease = 4333 * time.Millisecond
 
 // resourceFigures are the resources line's costs: each one is reported
 // per task (the diamond phase) and per run (the 1-node phase).
@@ -55,7 +50,7 @@ func cpuUs(u usage, group string) float64 {
 func Resources(ctx context.Context, e *Env) (Line, error) {
 	n := e.Sizes.ResourceRuns
 	l := Line{Workload: "resources", N: n, Runs: e.Reps, Target: "reported (#18): CPU, Redis and Kafka per task and per run, for the capacity model",
-		Method: resourcesMethod(n)}
+		Method: resourcesMethod(e.Sizes)}
 	l.keepSamples()
 	s, err := e.startSession(ctx, l.Workload, "")
 	if err != nil {
@@ -82,11 +77,16 @@ func Resources(ctx context.Context, e *Env) (Line, error) {
 }
 
 // resourcesMethod is the resources line's method.
-func resourcesMethod(n int) string {
+func resourcesMethod(sz Sizes) string {
+	locks := "past the orchestrator's release of idle run locks (3–4.3 s after a run's last step), which is counted"
+	if sz.ResourceSettle <= idleLockRelease {
+		locks = "before the orchestrator's release of idle run locks (3–4.3 s after a run's last step), which is not counted"
+	}
 	return fmt.Sprintf("per repetition on one stack: an idle window of %s, then %d runs of a 1-node noop workflow started at once over HTTP (32 senders) and run to the end, "+
 		"then %d runs of the 10-node diamond (root, 8 parallel, join) the same way; a window opens before the first POST and closes %s after the last run's end "+
-		"was seen on workflow.events (read by the bench in a group of its own; the bench sends Redis and the api nothing else meanwhile). "+
-		"*_per_task: the diamond window's totals / (10 × runs); *_per_run: the 1-node window's totals / runs (a run of one task: start, dispatch, result, end). "+
+		"was seen on workflow.events (read by the bench in a group of its own; the bench sends Redis and the api nothing else meanwhile), %s. "+
+		"*_per_task: the diamond window's totals / (10 × runs); *_per_run: the 1-node window's totals / runs (a run of one task: start, dispatch, result, end); "+
+		"both net of the background: each counter less the idle window's rate of it × the window's length. "+
 		"*_cpu_us: utime+stime from /proc (10 ms ticks) of the orchestrator, the worker processes summed, the api, and every redis-server process (a cluster's replicas too); "+
 		"redis_commands: total_commands_processed summed over the masters (INFO stats; the meter's own INFO, one per master at each end, included); "+
 		"redis_bytes: client traffic in + out summed over the masters (total_net_input_bytes + total_net_output_bytes less their replication parts); "+
@@ -95,7 +95,7 @@ func resourcesMethod(n int) string {
 		"(uncompressed, as produced; batch framing and replication not counted; kfake's CPU is not reported: it is not Kafka); "+
 		"wall_ms, tasks_per_s: the diamond window from the first POST to the last end seen; "+
 		"idle_cpu_us_per_s, idle_redis_commands_per_s: the idle window's CPU (the four groups summed) and commands per second of wall time — the background in every window; "+
-		"samples: every repetition's value", resourceIdle, n, n, resourceSettle)
+		"samples: every repetition's value", sz.ResourceIdle, sz.ResourceRuns, sz.ResourceRuns, sz.ResourceSettle, locks)
 }
 
 // resourceNames are the line's figures in output order.
@@ -139,6 +139,11 @@ func (s *session) newResourceRig(ctx context.Context) (*resourceRig, error) {
 		r.close()
 		return nil, fmt.Errorf("end tail warm-up: %w", err)
 	}
+	// The first idle window starts once that run's lock is released.
+	if err := clock.Sleep(ctx, s.env.Sizes.ResourceSettle); err != nil {
+		r.close()
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -147,7 +152,8 @@ func (r *resourceRig) close() { r.tail.close() }
 // repetition measures the idle window and both phases and appends every
 // figure of resourceNames to samples.
 func (r *resourceRig) repetition(ctx context.Context, n int, samples map[string][]float64) error {
-	idle, err := r.window(ctx, func() (time.Duration, error) { return resourceIdle, clock.Sleep(ctx, resourceIdle) }, false)
+	sz := r.s.env.Sizes
+	idle, err := r.window(ctx, func() (time.Duration, error) { return sz.ResourceIdle, clock.Sleep(ctx, sz.ResourceIdle) }, false)
 	if err != nil {
 		return fmt.Errorf("idle window: %w", err)
 	}
@@ -163,9 +169,10 @@ func (r *resourceRig) repetition(ctx context.Context, n int, samples map[string]
 	add := func(name string, x float64) { samples[name] = append(samples[name], x) }
 	add("wall_ms", float64(perTask.work.Microseconds())/1000)
 	add("tasks_per_s", tasks/perTask.work.Seconds())
+	runNet, taskNet := perRun.lessIdle(idle.usage), perTask.lessIdle(idle.usage)
 	for _, f := range resourceFigures {
-		add(f.name+"_per_task", f.value(perTask.usage)/tasks)
-		add(f.name+"_per_run", f.value(perRun.usage)/float64(n))
+		add(f.name+"_per_task", f.value(taskNet)/tasks)
+		add(f.name+"_per_run", f.value(runNet)/float64(n))
 	}
 	secs := idle.window.Seconds()
 	add("idle_cpu_us_per_s", (cpuUs(idle.usage, "orchestrator")+cpuUs(idle.usage, "workers")+cpuUs(idle.usage, "api")+cpuUs(idle.usage, "redis"))/secs)
@@ -180,7 +187,7 @@ type measured struct {
 }
 
 // window opens a meter, does work (which returns how long it took), waits
-// resourceSettle when settle is set, and closes the meter.
+// Sizes.ResourceSettle when settle is set, and closes the meter.
 func (r *resourceRig) window(ctx context.Context, work func() (time.Duration, error), settle bool) (measured, error) {
 	m, err := r.s.startMeter(ctx, r.kafka)
 	if err != nil {
@@ -188,7 +195,7 @@ func (r *resourceRig) window(ctx context.Context, work func() (time.Duration, er
 	}
 	took, err := work()
 	if err == nil && settle {
-		err = clock.Sleep(ctx, resourceSettle)
+		err = clock.Sleep(ctx, r.s.env.Sizes.ResourceSettle)
 	}
 	if err != nil {
 		return measured{}, err
