@@ -35,7 +35,7 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 	pipe := s.rdb.Pipeline()
 	for _, g := range groups {
 		if g.dropActive {
-			pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
+			pipe.ZRem(ctx, s.keys.ActiveRunsOf(g.run), g.run)
 		}
 		s.queueReindex(ctx, pipe, g)
 		if g.eff.Empty() && !g.eff.Created {
@@ -108,7 +108,7 @@ func (s *Service) queueReindex(ctx context.Context, pipe redis.Pipeliner, g *run
 		return
 	}
 	if r := g.o.run; r != nil && !r.Status.Terminal() {
-		pipe.ZAddNX(ctx, s.keys.ActiveRuns(), redis.Z{Score: float64(r.CreatedAt), Member: g.run})
+		pipe.ZAddNX(ctx, s.keys.ActiveRunsOf(g.run), redis.Z{Score: float64(r.CreatedAt), Member: g.run})
 	}
 }
 
