@@ -64,4 +64,3 @@ func (k *Kafka) StartBroker(t testing.TB, node int32) {
 		<-tick.C
 	}
 }
-
