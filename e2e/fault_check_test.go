@@ -12,6 +12,7 @@ import (
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
@@ -161,8 +162,13 @@ func (f *faultStack) openRuns(runs []string) []string {
 // the timers), so a stuck run can be diagnosed from the test log.
 func (f *faultStack) describeOpen(open []string) {
 	ctx := f.ctx(checkTimeout)
-	active, _ := f.rdb.ZRange(ctx, f.keys.ActiveRuns(), 0, -1).Result()
-	timers, _ := f.rdb.ZRangeWithScores(ctx, f.keys.Timers(), 0, 20).Result()
+	var active []string
+	var timers []redis.Z
+	for i, key := range f.keys.ActiveRunShards() {
+		a, _ := f.rdb.ZRange(ctx, key, 0, -1).Result()
+		tm, _ := f.rdb.ZRangeWithScores(ctx, f.keys.TimerShards()[i], 0, 20).Result()
+		active, timers = append(active, a...), append(timers, tm...)
+	}
 	f.t.Logf("active index: %v; first timers: %v", head(active, 20), timers)
 	for _, entry := range head(open, 3) {
 		id, _, _ := strings.Cut(entry, "=")

@@ -88,6 +88,9 @@ func startFaultStack(t *testing.T, o stackOpts) *faultStack {
 	t.Cleanup(stop)
 	s.dumpOnFailure(t)
 	f.Stack, f.broker, f.keys = s, broker, statestore.Keys{Namespace: s.Namespace}
+	if o.redisCluster {
+		f.keys.Shards = statestore.DefaultClusterIndexShards // the services' default on a cluster URL
+	}
 	return f
 }
 
@@ -185,11 +188,15 @@ func (f *faultStack) ctx(d time.Duration) context.Context {
 	return ctx
 }
 
-// activeRuns counts the runs in the active index (for the log).
+// activeRuns counts the runs in the active index, every shard (for the log).
 func (f *faultStack) activeRuns() int64 {
-	n, err := f.rdb.ZCard(f.ctx(5*time.Second), f.keys.ActiveRuns()).Result()
-	if err != nil {
-		return -1
+	var n int64
+	for _, key := range f.keys.ActiveRunShards() {
+		c, err := f.rdb.ZCard(f.ctx(5*time.Second), key).Result()
+		if err != nil {
+			return -1
+		}
+		n += c
 	}
 	return n
 }

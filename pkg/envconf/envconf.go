@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
 	"log/slog"
 	"os"
 	"strconv"
@@ -190,6 +191,9 @@ type Common struct {
 	// at start-up; default 0: eventbus chooses it from the broker count (3
 	// replicas and min.insync.replicas 2 on three or more brokers).
 	ReplicationFactor int
+	// IndexShards is BRAID_REDIS_INDEX_SHARDS, the shards of the cross-run
+	// indexes; default 16 when BRAID_REDIS_URL names a Redis Cluster, else 1.
+	IndexShards int
 }
 
 // Common reads the shared settings.
@@ -206,7 +210,27 @@ func (r *Reader) Common() Common {
 		Kafka:             r.kafkaSecurity(),
 		RedisCAs:          r.caFile("BRAID_REDIS_TLS_CA_FILE"),
 		ReplicationFactor: r.PositiveInt("BRAID_KAFKA_REPLICATION_FACTOR", 0),
+		IndexShards:       r.indexShards(),
 	}
+}
+
+// indexShards reads BRAID_REDIS_INDEX_SHARDS (1..statestore.MaxIndexShards),
+// defaulting by the kind of Redis BRAID_REDIS_URL names.
+func (r *Reader) indexShards() int {
+	def := 1
+	if statestore.IsClusterURL(r.String("BRAID_REDIS_URL", "")) {
+		def = statestore.DefaultClusterIndexShards
+	}
+	n := r.PositiveInt("BRAID_REDIS_INDEX_SHARDS", def)
+	if n > statestore.MaxIndexShards {
+		r.bad("BRAID_REDIS_INDEX_SHARDS", strconv.Itoa(n), fmt.Sprintf("at most %d", statestore.MaxIndexShards))
+	}
+	return n
+}
+
+// Keys are the Redis key names of c's namespace and index layout.
+func (c Common) Keys() statestore.Keys {
+	return statestore.Keys{Namespace: c.RedisNamespace, Shards: c.IndexShards}
 }
 
 // Bus returns the eventbus settings of c for a process named clientID.

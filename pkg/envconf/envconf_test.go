@@ -2,6 +2,7 @@ package envconf
 
 import (
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -16,11 +17,24 @@ func TestDefaults(t *testing.T) {
 	c := r.Common()
 	require.NoError(t, r.Err())
 	require.Equal(t, Common{KafkaBrokers: []string{"127.0.0.1:19092"}, Partitions: 6,
-		SessionTimeout: 3 * time.Second, RedisURL: "redis://127.0.0.1:16379/0", LogLevel: slog.LevelInfo}, c)
+		SessionTimeout: 3 * time.Second, RedisURL: "redis://127.0.0.1:16379/0", LogLevel: slog.LevelInfo, IndexShards: 1}, c)
 	require.Equal(t, 4, r.PositiveInt("X", 4))
 	require.Equal(t, 5, r.NonNegativeInt("X", 5))
 	require.Equal(t, time.Second, r.Duration("X", time.Second))
 	require.True(t, r.Bool("X", true))
+}
+
+func TestIndexShards(t *testing.T) {
+	t.Parallel()
+	cluster := "redis-cluster://:pw@h1:7000,h2:7000"
+	require.Equal(t, 16, FromMap(map[string]string{"BRAID_REDIS_URL": cluster}).Common().IndexShards, "a cluster's default")
+	r := FromMap(map[string]string{"BRAID_REDIS_URL": cluster, "BRAID_REDIS_INDEX_SHARDS": "4"})
+	c := r.Common()
+	require.NoError(t, r.Err())
+	require.Equal(t, statestore.Keys{Shards: 4}, c.Keys())
+	r = FromMap(map[string]string{"BRAID_REDIS_INDEX_SHARDS": "257"})
+	r.Common()
+	require.ErrorContains(t, r.Err(), "BRAID_REDIS_INDEX_SHARDS")
 }
 
 func TestValues(t *testing.T) {

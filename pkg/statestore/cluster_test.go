@@ -3,6 +3,7 @@ package statestore_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +105,38 @@ func TestNewClientFollowsAFailover(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.Equal(t, "kept", got)
+}
+
+// TestLeastPrivilegeUserOnCluster: the ACL user the README gives the
+// services (keys under braid: only, no @dangerous command), set on every
+// node, is enough for a cluster client: it reads the slot map, runs the
+// scripts and pipelines across nodes.
+func TestLeastPrivilegeUserOnCluster(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cluster := testinfra.StartRedisClusterWith(t, testinfra.RedisClusterConfig{Password: "admin-pw"})
+	for _, addr := range cluster.Addrs {
+		admin := redis.NewClient(&redis.Options{Addr: addr, Password: "admin-pw"})
+		err := admin.Do(ctx, "ACL", "SETUSER", "braid", "on", ">braid-pw", "~braid:*", "&*", "+@all", "-@dangerous").Err()
+		require.NoError(t, admin.Close())
+		require.NoError(t, err, addr)
+	}
+	url := strings.Replace(cluster.URL, "redis-cluster://:admin-pw@", "redis-cluster://braid:braid-pw@", 1)
+	require.NotEqual(t, cluster.URL, url)
+	rdb, err := statestore.NewClient(ctx, url, 10*time.Second)
+	require.NoError(t, err)
+	defer rdb.Close()
+	require.NoError(t, statestore.LoadScripts(ctx, rdb))
+	k := statestore.Keys{Namespace: "acl:", Shards: 16}
+	require.NoError(t, k.CheckLayout(ctx, rdb))
+	for i := range 20 {
+		p := statestore.PendingRun{ID: "r" + strconv.Itoa(i), Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+		created, err := k.CreatePendingRun(ctx, rdb, p)
+		require.NoError(t, err)
+		require.True(t, created)
+	}
+	page, err := statestore.PageShards(ctx, rdb, k.AllRunShards(), nil, 100)
+	require.NoError(t, err)
+	require.Len(t, page, 20)
+	require.Error(t, rdb.Set(ctx, "outside", "x", 0).Err(), "keys outside braid: are refused")
 }

@@ -14,6 +14,10 @@ const Prefix = "braid:"
 type Keys struct {
 	// Namespace is inserted after Prefix, e.g. "t123:" (may be empty).
 	Namespace string
+	// Shards is the number of shards of the cross-run indexes (shards.go):
+	// 0 or 1 for one key each, the names of a single server; more on a
+	// Redis Cluster. Part of the data layout (CheckLayout).
+	Shards int
 }
 
 func (k Keys) base() string { return Prefix + k.Namespace }
@@ -74,17 +78,45 @@ func (k Keys) Blob(run, node string, inst, attempt int) string {
 	return k.runKey(run, "blob:"+node+":"+strconv.Itoa(inst)+":"+strconv.Itoa(attempt))
 }
 
-// ActiveRuns is the sorted set of non-terminal run ids scored by creation time (ms).
-func (k Keys) ActiveRuns() string { return k.base() + "runs:active" }
+// ActiveRunsOf is the active-runs index shard of run: the sorted set of
+// run ids not yet ended, scored by creation time (ms), that the reconciler
+// walks. ActiveRunShards lists every shard.
+func (k Keys) ActiveRunsOf(run string) string { return k.shardKey(k.ShardOf(run), "runs:active") }
 
-// AllRuns is the sorted set of every run id scored by creation time (ms).
-func (k Keys) AllRuns() string { return k.base() + "runs:all" }
+// ActiveRunShards lists the keys of every active-runs index shard.
+func (k Keys) ActiveRunShards() []string { return k.allShards("runs:active") }
 
-// WorkflowRuns is the sorted set of one workflow's run ids scored by creation time (ms).
-func (k Keys) WorkflowRuns(name string) string { return k.base() + "wf:{" + name + "}:runs" }
+// AllRunsOf is the all-runs index shard of run: every run id scored by
+// creation time (ms). AllRunShards lists every shard.
+func (k Keys) AllRunsOf(run string) string { return k.shardKey(k.ShardOf(run), "runs:all") }
 
-// Timers is the sorted set of durable timers (member TimerMember, score due time in ms).
-func (k Keys) Timers() string { return k.base() + "timers" }
+// AllRunShards lists the keys of every all-runs index shard.
+func (k Keys) AllRunShards() []string { return k.allShards("runs:all") }
+
+// WorkflowRunsOf is the shard of workflow name's runs index holding run:
+// the workflow's run ids scored by creation time (ms). Unsharded it is
+// braid:wf:{name}:runs, in the workflow's slot.
+func (k Keys) WorkflowRunsOf(name, run string) string {
+	if !k.Sharded() {
+		return k.base() + "wf:{" + name + "}:runs"
+	}
+	return k.shardKey(k.ShardOf(run), "wf:"+name+":runs")
+}
+
+// WorkflowRunShards lists the keys of every shard of workflow name's runs index.
+func (k Keys) WorkflowRunShards(name string) []string {
+	if !k.Sharded() {
+		return []string{k.WorkflowRunsOf(name, "")}
+	}
+	return k.allShards("wf:" + name + ":runs")
+}
+
+// TimersOf is the durable-timers shard of run's timers (member
+// Timer.Member, score due time in ms). TimerShards lists every shard.
+func (k Keys) TimersOf(run string) string { return k.shardKey(k.ShardOf(run), "timers") }
+
+// TimerShards lists the keys of every durable-timers shard.
+func (k Keys) TimerShards() []string { return k.allShards("timers") }
 
 // Workflows is the sorted set of registered workflow names scored by first registration (ms).
 func (k Keys) Workflows() string { return k.base() + "workflows" }

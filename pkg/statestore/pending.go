@@ -83,7 +83,7 @@ func (k Keys) CreatePendingRunOfLatest(ctx context.Context, rdb redis.Cmdable, p
 func (k Keys) createPending(ctx context.Context, rdb redis.Cmdable, p PendingRun, checkLatest bool) (bool, WorkflowInfo, error) {
 	ms := p.Created.UnixMilli()
 	z := redis.Z{Score: float64(ms), Member: p.ID}
-	indexes := []string{k.AllRuns(), k.WorkflowRuns(p.Workflow), k.ActiveRuns()}
+	indexes := []string{k.AllRunsOf(p.ID), k.WorkflowRunsOf(p.Workflow, p.ID), k.ActiveRunsOf(p.ID)}
 	pipe := rdb.Pipeline()
 	var meta *redis.MapStringStringCmd
 	if checkLatest {
@@ -185,9 +185,9 @@ func (k Keys) DeletePendingRun(ctx context.Context, rdb redis.Cmdable, id, workf
 		return fmt.Errorf("delete pending run %s: %w", id, ErrRunStarted)
 	}
 	pipe := rdb.Pipeline()
-	pipe.ZRem(ctx, k.AllRuns(), id)
-	pipe.ZRem(ctx, k.WorkflowRuns(workflow), id)
-	pipe.ZRem(ctx, k.ActiveRuns(), id)
+	pipe.ZRem(ctx, k.AllRunsOf(id), id)
+	pipe.ZRem(ctx, k.WorkflowRunsOf(workflow, id), id)
+	pipe.ZRem(ctx, k.ActiveRunsOf(id), id)
 	pipe.ZRem(ctx, k.AdmitQueue(workflow), id)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("unindex pending run %s: %w", id, err)

@@ -40,7 +40,7 @@ func members(zs []redis.Z) []string {
 func TestPageSorted(t *testing.T) {
 	t.Parallel()
 	e := newQueryEnv(t)
-	key := e.keys.AllRuns()
+	key := e.keys.AllRunShards()[0]
 	// r0..r9 with r4 and r5 sharing a score: ties must neither repeat nor skip.
 	for i := range 10 {
 		score := float64(1000 + i)
@@ -74,7 +74,7 @@ func TestPageSorted(t *testing.T) {
 func TestPageSortedCursorMemberGone(t *testing.T) {
 	t.Parallel()
 	e := newQueryEnv(t)
-	key := e.keys.AllRuns()
+	key := e.keys.AllRunShards()[0]
 	for i := range 5 {
 		require.NoError(t, e.rdb.ZAdd(e.ctx, key, redis.Z{Score: float64(i), Member: "r" + strconv.Itoa(i)}).Err())
 	}
@@ -133,7 +133,7 @@ func TestPendingRunLifecycle(t *testing.T) {
 	require.Equal(t, "3", sums[0][records.FieldVersion])
 	require.Equal(t, "ci", sums[0][records.FieldRequestedBy])
 	require.Empty(t, sums[1])
-	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns("wf"), e.keys.ActiveRuns()} {
+	for _, key := range []string{e.keys.AllRunShards()[0], e.keys.WorkflowRunShards("wf")[0], e.keys.ActiveRunShards()[0]} {
 		s, err := e.rdb.ZScore(e.ctx, key, "r1").Result()
 		require.NoError(t, err)
 		require.Equal(t, 42.0, s)
@@ -142,7 +142,7 @@ func TestPendingRunLifecycle(t *testing.T) {
 	n, err := e.rdb.Exists(e.ctx, e.keys.Run("r1")).Result()
 	require.NoError(t, err)
 	require.Zero(t, n)
-	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.AllRuns()).Val())
+	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.AllRunShards()[0]).Val())
 
 	created, err = e.keys.CreatePendingRun(e.ctx, e.rdb, p)
 	require.NoError(t, err)
@@ -163,18 +163,18 @@ func TestPendingRunNeverResetsAStartedRun(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, created)
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run(p.ID), records.FieldStatus, "succeeded").Err())
-	require.NoError(t, e.rdb.ZRem(e.ctx, e.keys.ActiveRuns(), p.ID).Err())
+	require.NoError(t, e.rdb.ZRem(e.ctx, e.keys.ActiveRunShards()[0], p.ID).Err())
 	p.Created, p.Capped = time.UnixMilli(99), true
 	created, err = e.keys.CreatePendingRun(e.ctx, e.rdb, p)
 	require.NoError(t, err)
 	require.False(t, created)
-	require.Equal(t, 42.0, e.rdb.ZScore(e.ctx, e.keys.AllRuns(), p.ID).Val(), "index scores are left alone")
+	require.Equal(t, 42.0, e.rdb.ZScore(e.ctx, e.keys.AllRunShards()[0], p.ID).Val(), "index scores are left alone")
 	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.AdmitQueue("wf")).Val(), "an existing run never joins the admission queue")
 	sums, err := e.keys.RunSummaries(e.ctx, e.rdb, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, "succeeded", sums[0][records.FieldStatus])
 	require.Equal(t, "42", sums[0][records.FieldCreated])
-	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.ActiveRuns()).Val())
+	require.Zero(t, e.rdb.ZCard(e.ctx, e.keys.ActiveRunShards()[0]).Val())
 	req := p.StartRequest()
 	require.Equal(t, p.ID, req.RunId)
 	require.Equal(t, int64(99), req.RequestedAtMs)
@@ -249,7 +249,7 @@ func TestCreatePendingRunIsOneRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, created)
 	require.EqualValues(t, 1, trips.n.Load(), "record and indexes in one pipeline")
-	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns("wf"), e.keys.ActiveRuns()} {
+	for _, key := range []string{e.keys.AllRunShards()[0], e.keys.WorkflowRunShards("wf")[0], e.keys.ActiveRunShards()[0]} {
 		require.Equal(t, 42.0, e.rdb.ZScore(e.ctx, key, "r1").Val(), key)
 	}
 }
@@ -281,7 +281,7 @@ func TestCreatePendingRunOfLatest(t *testing.T) {
 	require.False(t, created)
 	require.Equal(t, 2, info.Latest)
 	require.Zero(t, e.rdb.Exists(e.ctx, e.keys.Run("r1")).Val(), "the stale record stayed")
-	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns("wf"), e.keys.ActiveRuns()} {
+	for _, key := range []string{e.keys.AllRunShards()[0], e.keys.WorkflowRunShards("wf")[0], e.keys.ActiveRunShards()[0]} {
 		require.Equal(t, []string{"r2"}, e.rdb.ZRange(e.ctx, key, 0, -1).Val(), key)
 	}
 

@@ -196,7 +196,7 @@ func exerciseWorkflowScripts(t *testing.T, ctx context.Context, rdb redis.Univer
 	_, _, err = k.CreatePendingRunOfLatest(ctx, rdb, p)
 	require.ErrorIs(t, err, statestore.ErrNotLatest)
 	require.NoError(t, k.DeletePendingRun(ctx, rdb, "p1", "wf"))
-	page, err := statestore.PageSorted(ctx, rdb, k.WorkflowRuns("wf"), &redis.Z{Score: 1, Member: "p0"}, 10, true)
+	page, err := statestore.PageSorted(ctx, rdb, k.WorkflowRunShards("wf")[0], &redis.Z{Score: 1, Member: "p0"}, 10, true)
 	require.NoError(t, err)
 	require.Empty(t, page)
 

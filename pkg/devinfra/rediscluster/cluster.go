@@ -24,6 +24,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
 )
 
 // Defaults and bounds.
@@ -89,8 +91,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Dir == "":
 		return c, errors.New("redis cluster: Dir is required")
-	case c.Masters < 1 || c.Masters > SlotCount:
-		return c, fmt.Errorf("redis cluster: %d masters, want 1..%d", c.Masters, SlotCount)
+	case c.Masters < 1 || c.Masters > statestore.SlotCount:
+		return c, fmt.Errorf("redis cluster: %d masters, want 1..%d", c.Masters, statestore.SlotCount)
 	case c.ReplicasPerMaster < 0:
 		return c, fmt.Errorf("redis cluster: %d replicas per master, want ≥ 0", c.ReplicasPerMaster)
 	case c.NodeTimeout < 0 || c.ReadyTimeout < 0:

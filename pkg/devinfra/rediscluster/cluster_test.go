@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -79,7 +80,7 @@ func TestConfigIsValidated(t *testing.T) {
 	}{
 		{"no dir", Config{}, "Dir is required"},
 		{"negative masters", Config{Dir: "d", Masters: -1}, "masters"},
-		{"too many masters", Config{Dir: "d", Masters: SlotCount + 1}, "masters"},
+		{"too many masters", Config{Dir: "d", Masters: statestore.SlotCount + 1}, "masters"},
 		{"negative replicas", Config{Dir: "d", ReplicasPerMaster: -1}, "replicas per master"},
 		{"negative timeout", Config{Dir: "d", NodeTimeout: -time.Second}, "negative"},
 	} {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/braidhq/braid/pkg/statestore"
 )
 
 // clusterPoll is the pause between two looks at the cluster's state.
@@ -19,7 +21,7 @@ type slots struct{ lo, hi int }
 // slotRange is the i-th of masters contiguous ranges of the slots, the
 // range master i is given at start-up.
 func slotRange(i, masters int) slots {
-	return slots{lo: i * SlotCount / masters, hi: (i+1)*SlotCount/masters - 1}
+	return slots{lo: i * statestore.SlotCount / masters, hi: (i+1)*statestore.SlotCount/masters - 1}
 }
 
 // form builds the cluster from empty nodes: the first Masters get the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -126,7 +127,7 @@ func (n *node) clusterOK(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node %s: cluster info: %w", n.addr, err)
 	}
-	if !hasField(info, "cluster_state", "ok") || !hasField(info, "cluster_slots_ok", strconv.Itoa(SlotCount)) {
+	if !hasField(info, "cluster_state", "ok") || !hasField(info, "cluster_slots_ok", strconv.Itoa(statestore.SlotCount)) {
 		return fmt.Errorf("node %s: cluster_state:%s cluster_slots_ok:%s", n.addr,
 			infoField(info, "cluster_state"), infoField(info, "cluster_slots_ok"))
 	}
@@ -248,7 +249,7 @@ const keySearchBound = 1 << 16
 func keyInSlots(prefix string, ranges []slots) (string, error) {
 	for i := range keySearchBound {
 		key := prefix + "{" + strconv.Itoa(i) + "}"
-		s := Slot(key)
+		s := statestore.HashSlot(key)
 		if slices.ContainsFunc(ranges, func(r slots) bool { return r.lo <= s && s <= r.hi }) {
 			return key, nil
 		}

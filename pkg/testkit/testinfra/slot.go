@@ -1,12 +1,10 @@
 package testinfra
 
-import "github.com/braidhq/braid/pkg/devinfra/rediscluster"
+import "github.com/braidhq/braid/pkg/statestore"
 
 // SlotCount is the number of hash slots of a Redis Cluster.
-const SlotCount = rediscluster.SlotCount
+const SlotCount = statestore.SlotCount
 
-// Slot is the Redis Cluster hash slot of key, computed as Redis does
-// (rediscluster.Slot): CRC16-XMODEM of the hash tag — the bytes between
-// the first '{' and the first '}' after it, when there are any — or else
-// of the whole key, modulo SlotCount. An empty tag ("{}") does not count.
-func Slot(key string) int { return rediscluster.Slot(key) }
+// Slot is the Redis Cluster hash slot of key (statestore.HashSlot, which
+// this package's tests pin against a real cluster's CLUSTER KEYSLOT).
+func Slot(key string) int { return statestore.HashSlot(key) }

@@ -158,7 +158,7 @@ func TestWaitersPerKey(t *testing.T) {
 	requireLimited(t, e.do(req{method: "GET", path: "/runs/" + id + "?wait=5s"}), 1,
 		`API key "admin" has 1 requests waiting for runs`, "BRAID_API_MAX_WAITERS_PER_KEY")
 	requireLimited(t, e.do(req{method: "POST", path: "/workflows/" + name + "/runs?wait=5s"}), 1, "BRAID_API_MAX_WAITERS_PER_KEY")
-	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRuns(name)).Result()
+	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRunShards(name)[0]).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "the refused request started no run")
 	e.must(req{method: "GET", path: "/runs/" + id}, http.StatusOK) // without wait: not limited

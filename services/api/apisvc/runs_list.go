@@ -42,11 +42,11 @@ func (s *Server) listRuns(c *gin.Context) {
 	}
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
-	key := s.keys.AllRuns()
+	index := s.keys.AllRunShards()
 	if f.workflow != "" {
-		key = s.keys.WorkflowRuns(f.workflow)
+		index = s.keys.WorkflowRunShards(f.workflow)
 	}
-	out, err := s.scanRuns(ctx, key, f)
+	out, err := s.scanRuns(ctx, index, f)
 	if err != nil {
 		abort(c, err)
 		return
@@ -83,13 +83,14 @@ func runFilterOf(c *gin.Context) (runFilter, error) {
 	return f, nil
 }
 
-// scanRuns reads the index in batches, keeping runs that match f, until
-// the page is full, the index ends or runScanBatches were read.
-func (s *Server) scanRuns(ctx context.Context, key string, f runFilter) (apiwire.RunPage, error) {
+// scanRuns reads the index (its shards) in batches, keeping runs that
+// match f, until the page is full, the index ends or runScanBatches were
+// read.
+func (s *Server) scanRuns(ctx context.Context, index []string, f runFilter) (apiwire.RunPage, error) {
 	out := apiwire.RunPage{Items: []apiwire.RunSummary{}}
 	after := f.after
 	for range runScanBatches {
-		batch, err := statestore.PageSorted(ctx, s.rdb, key, after, f.limit, true)
+		batch, err := statestore.PageShards(ctx, s.rdb, index, after, f.limit)
 		if err != nil {
 			return out, err
 		}

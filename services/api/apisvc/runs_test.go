@@ -124,7 +124,7 @@ func TestIdempotencyKey(t *testing.T) {
 	other := e.startRun(name, map[string]any{"input": map[string]any{"n": 1}}, map[string]string{"Idempotency-Key": "order-43"})
 	require.NotEqual(t, first, other)
 	require.NotEqual(t, first, e.startRun(name, nil, nil), "no key: a new run every time")
-	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRuns(name)).Result()
+	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRunShards(name)[0]).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(3), n)
 }
@@ -141,7 +141,7 @@ func TestPendingRunRecord(t *testing.T) {
 	require.Equal(t, itoa(v), f[records.FieldVersion])
 	require.JSONEq(t, `{"who":"ann"}`, f[records.FieldInput])
 	require.Equal(t, writeKey, f[records.FieldRequestedBy])
-	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns(name), e.keys.ActiveRuns()} {
+	for _, key := range []string{e.keys.AllRunShards()[0], e.keys.WorkflowRunShards(name)[0], e.keys.ActiveRunShards()[0]} {
 		require.NoError(t, e.rdb.ZScore(t.Context(), key, id).Err(), key)
 	}
 	run := e.waitStatus(id, "pending", time.Second)
@@ -216,7 +216,7 @@ func TestRunRequestWithoutBroker(t *testing.T) {
 	h := map[string]string{"Idempotency-Key": "k1"}
 	p := e.must(req{method: "POST", path: "/workflows/" + name + "/runs", header: h}, http.StatusServiceUnavailable).problem(t)
 	require.Contains(t, p.Detail, "did not acknowledge")
-	for _, key := range []string{e.keys.AllRuns(), e.keys.WorkflowRuns(name), e.keys.ActiveRuns()} {
+	for _, key := range []string{e.keys.AllRunShards()[0], e.keys.WorkflowRunShards(name)[0], e.keys.ActiveRunShards()[0]} {
 		require.Zero(t, e.rdb.ZCard(t.Context(), key).Val(), key)
 	}
 	keys, err := e.rdb.Keys(t.Context(), statestore.Prefix+e.keys.Namespace+"{*}:run").Result()

@@ -108,7 +108,7 @@ func TestRunWaitBadInput(t *testing.T) {
 		p = e.must(req{method: "GET", path: "/runs/r-unknown?wait=" + w, malformed: true}, http.StatusBadRequest).problem(t)
 		require.Contains(t, p.Detail, "wait=", w)
 	}
-	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRuns(name)).Result()
+	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRunShards(name)[0]).Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "a rejected request starts no run")
 	e.must(req{method: "GET", path: "/runs/r-unknown?wait=5s"}, http.StatusNotFound).problem(t)
@@ -129,7 +129,7 @@ func TestRunWaitLimit(t *testing.T) {
 	require.Equal(t, "1", resp.Header.Get("Retry-After"))
 	require.Contains(t, resp.problem(t).Detail, "waiting")
 	e.must(req{method: "GET", path: "/runs/" + id + "?wait=5s"}, http.StatusServiceUnavailable)
-	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRuns(name)).Result()
+	n, err := e.rdb.ZCard(t.Context(), e.keys.WorkflowRunShards(name)[0]).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "the refused request started no run")
 
@@ -143,7 +143,7 @@ func (e *env) onlyRun(name string) string {
 	var ids []string
 	require.Eventually(e.t, func() bool {
 		var err error
-		ids, err = e.rdb.ZRange(e.t.Context(), e.keys.WorkflowRuns(name), 0, -1).Result()
+		ids, err = e.rdb.ZRange(e.t.Context(), e.keys.WorkflowRunShards(name)[0], 0, -1).Result()
 		return err == nil && len(ids) == 1
 	}, 30*time.Second, 5*time.Millisecond, "workflow %s: runs %v", name, ids)
 	return ids[0]

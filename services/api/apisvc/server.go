@@ -61,6 +61,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.Keys.CheckLayout(ctx, cfg.Redis); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
 	topics := []string{eventsv1.TopicWorkflowStart, eventsv1.TopicWorkflowControl, eventsv1.TopicWorkflowEvents}
 	if err := eventbus.EnsureTopics(ctx, cfg.Bus, topics...); err != nil {
 		return nil, fmt.Errorf("api: %w", err)

@@ -95,15 +95,15 @@ func (s *Service) queueIndexes(ctx context.Context, pipe redis.Pipeliner, g *run
 	r, eff := g.o.run, g.eff
 	score := float64(r.CreatedAt)
 	if eff.Created {
-		pipe.ZAdd(ctx, s.keys.AllRuns(), redis.Z{Score: score, Member: g.run})
-		pipe.ZAdd(ctx, s.keys.WorkflowRuns(r.Workflow), redis.Z{Score: score, Member: g.run})
+		pipe.ZAdd(ctx, s.keys.AllRunsOf(g.run), redis.Z{Score: score, Member: g.run})
+		pipe.ZAdd(ctx, s.keys.WorkflowRunsOf(r.Workflow, g.run), redis.Z{Score: score, Member: g.run})
 	}
 	if eff.RunStatusChanged() && !r.Status.Terminal() {
-		pipe.ZAdd(ctx, s.keys.ActiveRuns(), redis.Z{Score: score, Member: g.run})
+		pipe.ZAdd(ctx, s.keys.ActiveRunsOf(g.run), redis.Z{Score: score, Member: g.run})
 	}
 	for _, t := range eff.Timers {
 		m := statestore.Timer{Run: g.run, Kind: int(timerKind(t.Kind)), Node: t.Node, Instance: t.Instance, Attempt: t.Attempt}
-		pipe.ZAdd(ctx, s.keys.Timers(), redis.Z{Score: float64(t.At), Member: m.Member()})
+		pipe.ZAdd(ctx, s.keys.TimersOf(g.run), redis.Z{Score: float64(t.At), Member: m.Member()})
 	}
 }
 
@@ -111,7 +111,7 @@ func (s *Service) queueIndexes(ctx context.Context, pipe redis.Pipeliner, g *run
 // from the active-runs index (see queueIndexes).
 func (s *Service) queueUnindex(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
 	if r := g.o.run; g.eff.RunStatusChanged() && r.Status.Terminal() {
-		pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
+		pipe.ZRem(ctx, s.keys.ActiveRunsOf(g.run), g.run)
 	}
 }
 

@@ -136,7 +136,7 @@ func crashAfterTheWrite(t *testing.T, mode cutMode) {
 		require.NoError(t, next.tryBatch(ctx, batch))
 		return next
 	}
-	active := func() []string { return rdb.ZRange(ctx, keys.ActiveRuns(), 0, -1).Val() }
+	active := func() []string { return rdb.ZRange(ctx, keys.ActiveRunShards()[0], 0, -1).Val() }
 	node := func() records.NodeRecord {
 		rec, err := records.DecodeNodeRecord([]byte(rdb.HGet(ctx, keys.Nodes("r1"), "a").Val()))
 		require.NoError(t, err)
@@ -154,12 +154,12 @@ func crashAfterTheWrite(t *testing.T, mode cutMode) {
 	s = crashing(s, failed(1))
 	require.Equal(t, records.NodeRetryWait, node().State)
 	if mode != writeKept {
-		require.NotEmpty(t, rdb.ZRange(ctx, keys.Timers(), 0, -1).Val(), "the retry's timer was lost with the pipeline's tail")
+		require.NotEmpty(t, rdb.ZRange(ctx, keys.TimerShards()[0], 0, -1).Val(), "the retry's timer was lost with the pipeline's tail")
 	} // else the reconciler fires the overdue retry, once it finds the run:
 	require.Equal(t, []string{"r1"}, active())
 
 	// The retry fails for good, and the run with it.
-	require.NoError(t, rdb.Del(ctx, keys.Timers()).Err())
+	require.NoError(t, rdb.Del(ctx, keys.TimerShards()[0]).Err())
 	require.NoError(t, s.tryBatch(ctx, []eventbus.Message{msg(eventsv1.TopicWorkflowControl, &eventsv1.RunControl{
 		RunId: "r1", Action: eventsv1.ControlAction_CONTROL_ACTION_TIMER, Timer: eventsv1.TimerKind_TIMER_KIND_RETRY,
 		NodeId: "a", Attempt: 1, RequestedAtMs: time.Now().UnixMilli()})}))

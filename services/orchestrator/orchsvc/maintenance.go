@@ -56,10 +56,22 @@ func (s *Service) maintain(ctx context.Context) {
 	}
 }
 
-// requestReconcile publishes a RECONCILE control for every active run.
+// requestReconcile publishes a RECONCILE control for every active run, one
+// index shard after the other.
 func (s *Service) requestReconcile(ctx context.Context) error {
+	for _, key := range s.keys.ActiveRunShards() {
+		if err := s.reconcileShard(ctx, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reconcileShard publishes a RECONCILE control for every run of one
+// active-runs index shard, reconcileBatch at a time.
+func (s *Service) reconcileShard(ctx context.Context, key string) error {
 	for start := int64(0); ; start += reconcileBatch {
-		runs, err := s.rdb.ZRange(ctx, s.keys.ActiveRuns(), start, start+reconcileBatch-1).Result()
+		runs, err := s.rdb.ZRange(ctx, key, start, start+reconcileBatch-1).Result()
 		if err != nil || len(runs) == 0 {
 			return err
 		}

@@ -146,7 +146,7 @@ func (e *schedEnv) settle() {
 
 // runs lists the runs the schedules requested (pending records), oldest first.
 func (e *schedEnv) runs() []string {
-	return e.rdb.ZRange(e.ctx, e.keys.WorkflowRuns(e.wf), 0, -1).Val()
+	return e.rdb.ZRange(e.ctx, e.keys.WorkflowRunShards(e.wf)[0], 0, -1).Val()
 }
 
 // finish marks a requested run as ended, as the orchestrator would.

@@ -63,6 +63,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := statestore.LoadScripts(ctx, cfg.Redis); err != nil {
 		return nil, fmt.Errorf("orchestrator: %w", err)
 	}
+	if err := cfg.Keys.CheckLayout(ctx, cfg.Redis); err != nil {
+		return nil, fmt.Errorf("orchestrator: %w", err)
+	}
 	cfg, m, err := instrument(cfg)
 	if err != nil {
 		return nil, err

@@ -25,33 +25,16 @@ type written struct {
 
 // write stores every run's effects in one pipeline: each run's fenced
 // write (or optimistic start), the indexes and timers beside it (in the
-// order queueIndexes explains), and the
-// notifications that follow a stored write (a run's end for ?wait=
-// waiters, cancelled attempts for the workers holding them). The
-// notifications ride after the write in the same pipeline; one that
-// follows a refused write is a spurious wake-up, which its receiver
-// checks and ignores.
+// order queueIndexes explains), and the notifications that follow a stored
+// write (a run's end for ?wait= waiters, cancelled attempts for the
+// workers holding them). On one server the notifications ride after the
+// write in the same pipeline; on a Redis Cluster they follow it
+// (publishNotices). One that follows a refused write is a spurious
+// wake-up, which its receiver checks and ignores.
 func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error) {
 	pipe := s.rdb.Pipeline()
 	for _, g := range groups {
-		if g.dropActive {
-			pipe.ZRem(ctx, s.keys.ActiveRuns(), g.run)
-		}
-		s.queueReindex(ctx, pipe, g)
-		if g.eff.Empty() && !g.eff.Created {
-			continue
-		}
-		g.write = s.toWrite(g)
-		s.queueIndexes(ctx, pipe, g)
-		if g.lock != "" {
-			s.queueStart(ctx, pipe, g)
-		} else {
-			g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
-		}
-		s.queueUnindex(ctx, pipe, g)
-		if !s.clustered() {
-			s.queueNotices(ctx, pipe, g)
-		}
+		s.queueGroup(ctx, pipe, g)
 	}
 	if failpoint.Enabled {
 		s.holdWrite(groups)
@@ -68,6 +51,28 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 		s.publishNotices(ctx, groups)
 	}
 	return s.sortWritten(groups)
+}
+
+// queueGroup queues g's share of the write pipeline.
+func (s *Service) queueGroup(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
+	if g.dropActive {
+		pipe.ZRem(ctx, s.keys.ActiveRunsOf(g.run), g.run)
+	}
+	s.queueReindex(ctx, pipe, g)
+	if g.eff.Empty() && !g.eff.Created {
+		return
+	}
+	g.write = s.toWrite(g)
+	s.queueIndexes(ctx, pipe, g)
+	if g.lock != "" {
+		s.queueStart(ctx, pipe, g)
+	} else {
+		g.cmd = s.keys.QueueWrite(ctx, pipe, g.write)
+	}
+	s.queueUnindex(ctx, pipe, g)
+	if !s.clustered() {
+		s.queueNotices(ctx, pipe, g)
+	}
 }
 
 // clustered reports whether the store is a Redis Cluster.
@@ -108,7 +113,7 @@ func (s *Service) queueReindex(ctx context.Context, pipe redis.Pipeliner, g *run
 		return
 	}
 	if r := g.o.run; r != nil && !r.Status.Terminal() {
-		pipe.ZAddNX(ctx, s.keys.ActiveRuns(), redis.Z{Score: float64(r.CreatedAt), Member: g.run})
+		pipe.ZAddNX(ctx, s.keys.ActiveRunsOf(g.run), redis.Z{Score: float64(r.CreatedAt), Member: g.run})
 	}
 }
 

@@ -3,7 +3,6 @@ package config
 import (
 	"log/slog"
 
-	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +25,7 @@ func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) (apisvc.
 		Addr: c.Addr, APIKeys: keys, AuthOff: c.AuthOff, ShellKeys: c.ShellKeys,
 		Bus:    c.Bus(apisvc.ClientID),
 		Redis:  rdb,
-		Keys:   statestore.Keys{Namespace: c.RedisNamespace},
+		Keys:   c.Keys(),
 		Logger: logger,
 
 		MaxBodyBytes: c.MaxBody, MaxWaiters: c.MaxWaiters,

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/envconf"
-	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/svcmain"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 	"github.com/redis/go-redis/v9"
@@ -52,7 +51,7 @@ func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) orchsvc.
 		StableID:       c.ID != "",
 		Bus:            c.Common.Bus("braid-orchestrator"),
 		Redis:          rdb,
-		Keys:           statestore.Keys{Namespace: c.RedisNamespace},
+		Keys:           c.Keys(),
 		LockTTL:        c.LockTTL,
 		ReconcileEvery: c.ReconcileEvery,
 		MetricsAddr:    c.MetricsAddr,

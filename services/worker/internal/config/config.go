@@ -84,7 +84,7 @@ func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) workersv
 		Bus:               bus,
 		Redis:             rdb,
 		Logger:            logger,
-		Keys:              statestore.Keys{Namespace: c.RedisNamespace},
+		Keys:              c.Keys(),
 		Concurrency:       c.Concurrency,
 		DrainTimeout:      c.DrainTimeout,
 		HeartbeatInterval: c.Heartbeat,
