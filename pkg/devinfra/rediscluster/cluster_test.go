@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,17 +59,33 @@ func requireShape(t *testing.T, ctx context.Context, c *Cluster, masters, replic
 		require.NoError(t, err)
 		require.NoError(t, cc.Set(ctx, key, "v", 0).Err())
 	}
-	seen := 0
+	// ForEachMaster calls back concurrently: gather, then check here.
+	var mu sync.Mutex
+	type master struct {
+		keys     int64
+		replicas string
+	}
+	seen := map[string]master{}
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		seen++
-		require.EqualValues(t, 1, m.DBSize(ctx).Val(), "master %s", m.Options().Addr)
+		keys, err := m.DBSize(ctx).Result()
+		if err != nil {
+			return err
+		}
 		info, err := m.Info(ctx, "replication").Result()
-		require.NoError(t, err)
-		require.Equal(t, strconv.Itoa(replicas), infoField(info, "connected_slaves"), "master %s", m.Options().Addr)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen[m.Options().Addr] = master{keys: keys, replicas: infoField(info, "connected_slaves")}
 		return nil
 	})
 	require.NoError(t, err)
-	require.Equal(t, masters, seen)
+	require.Len(t, seen, masters)
+	for addr, m := range seen {
+		require.EqualValues(t, 1, m.keys, "master %s", addr)
+		require.Equal(t, strconv.Itoa(replicas), m.replicas, "master %s", addr)
+	}
 }
 
 func TestConfigIsValidated(t *testing.T) {
