@@ -221,3 +221,22 @@ func fetchDistinct(t *testing.T, c *Consumer, n int) []Message {
 	}
 	return got
 }
+
+// TestPublishFailsFastWithEveryBrokerDown: with no broker reachable, a
+// Publish gives up after a couple of rounds without metadata instead of
+// retrying until PublishTimeout, so its caller hears of the outage at once
+// (the orchestrator logs it and retries its batch; the api answers 503).
+func TestPublishFailsFastWithEveryBrokerDown(t *testing.T) {
+	t.Parallel()
+	k := testinfra.StartKafkaCluster(t, 3)
+	b := newBus(t, k, eventsv1.TopicTaskDispatch)
+	b.cfg.PublishTimeout = time.Hour
+	p := b.producer(t)
+	msgs, _ := published(b.cfg, []string{eventsv1.TopicTaskDispatch}, keysByPartition(t, DefaultPartitions), 1, 0)
+	require.NoError(t, p.Publish(testCtx(t), msgs...))
+	k.Stop()
+	start := time.Now()
+	err := p.Publish(testCtx(t), msgs...)
+	require.Error(t, err)
+	require.Less(t, time.Since(start), waitFor/2, "gave up without waiting for PublishTimeout: %v", err)
+}

@@ -39,6 +39,7 @@ func backoff(try int) time.Duration {
 // in ctx's error when ctx ended first.
 func (p *Producer) deliver(ctx context.Context, parts []*partition) error {
 	var failed []*partition // given up: their first chunk failed for good
+	blind := 0              // rounds in a row whose metadata could not be read
 	for try := 0; ; try++ {
 		p.sendAll(ctx, plan(parts))
 		var again []*partition
@@ -55,10 +56,25 @@ func (p *Producer) deliver(ctx context.Context, parts []*partition) error {
 		if clock.Sleep(ctx, backoff(try)) != nil {
 			return fmt.Errorf("publish: gave up after %d tries: %w: %w", try+1, ctx.Err(), failure(append(failed, again...)))
 		}
-		p.relead(ctx, again)
+		if err := p.relead(ctx, again); err != nil {
+			if blind++; blind >= metadataTries {
+				return fmt.Errorf("publish: no broker answered for metadata %d times in a row: %w: %w", blind, err, failure(append(failed, again...)))
+			}
+		} else {
+			blind = 0
+		}
 		parts = again
 	}
 }
+
+// metadataTries is how many rounds in a row a Publish may find no broker
+// answering a metadata request before it gives up. kafka-go tries every
+// bootstrap broker in turn, so this is the whole cluster out of reach —
+// not a leader moving or one broker dying, which the retry is for: the
+// caller hears of the outage at once, as before the retry existed, and
+// retries on its own terms (the orchestrator's batch loop, the worker's
+// outbox, the api's 503).
+const metadataTries = 2
 
 // unacked drops from each partition its leading acknowledged chunks and
 // returns the partitions that have chunks left. Chunks are sent in order
@@ -80,15 +96,20 @@ func unacked(parts []*partition) []*partition {
 
 // relead sets each partition's leader from the topics' current metadata,
 // so the next round groups the records by their new leaders. A topic
-// whose metadata cannot be read keeps its old leaders: the next send then
-// fails again and says why.
-func (p *Producer) relead(ctx context.Context, parts []*partition) {
+// whose metadata cannot be read keeps its old leaders (the next send then
+// fails again and says why); the error is the last such failure other
+// than an unknown topic, i.e. no broker answered.
+func (p *Producer) relead(ctx context.Context, parts []*partition) error {
 	layouts := map[string]topicLayout{}
+	var blind error
 	for _, part := range parts {
 		tl, ok := layouts[part.topic]
 		if !ok {
 			var err error
 			if tl, err = p.parts.layout(ctx, part.topic); err != nil {
+				if !errors.Is(err, errUnknownTopic) {
+					blind = err
+				}
 				continue
 			}
 			layouts[part.topic] = tl
@@ -97,6 +118,7 @@ func (p *Producer) relead(ctx context.Context, parts []*partition) {
 			part.leader = tl.leaders[part.id]
 		}
 	}
+	return blind
 }
 
 // failure returns the error of every chunk of parts, nil when there is none.

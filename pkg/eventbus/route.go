@@ -102,13 +102,14 @@ func (p *Producer) route(ctx context.Context, msgs []Message) ([]*partition, err
 }
 
 // layout returns topic's partitions and leaders. A topic the metadata does
-// not list fails at once; other failures to read the metadata (every
-// bootstrap broker unreachable while the transport reconnects) are tried
-// again with backoff until ctx ends.
+// not list fails at once; other failures to read the metadata are tried
+// again with backoff, metadataTries times in all: kafka-go tries every
+// bootstrap broker in turn, so failing that often is the whole cluster out
+// of reach, which the caller hears of at once (see metadataTries).
 func (p *Producer) layout(ctx context.Context, topic string) (topicLayout, error) {
 	for try := 0; ; try++ {
 		tl, err := p.parts.layout(ctx, topic)
-		if err == nil || errors.Is(err, errUnknownTopic) || !retriable(err) {
+		if err == nil || errors.Is(err, errUnknownTopic) || !retriable(err) || try+1 >= metadataTries {
 			return tl, err
 		}
 		if clock.Sleep(ctx, backoff(try)) != nil {
