@@ -36,9 +36,9 @@ test: deps
 test-short: deps
 	@for m in $(MODULES); do echo "==> test $$m"; (cd $$m && $(GO) test -count=1 -short ./...) || exit 1; done
 
-## chaos: the full e2e fault suite (kill -9, SIGSTOP, Redis and broker outages at full scale)
+## chaos: the full e2e fault suite (kill -9, SIGSTOP, Redis and broker outages at full scale) and the Redis Cluster / Kafka cluster suite
 chaos: deps
-	cd e2e && BRAID_CHAOS=1 $(GO) test -count=1 -timeout 60m -run 'TestFault' -v .
+	cd e2e && BRAID_CHAOS=1 $(GO) test -count=1 -timeout 60m -run 'TestFault|TestCluster' -v .
 
 ## e2e-docker: the stack scenarios on Kafka and Redis containers (testcontainers-go); without a Docker engine every test skips and says why
 # The tests on StartStack's infrastructure: the shared stack's scenarios, the CLI and UI on it, schedules.
