@@ -21,7 +21,7 @@ import (
 func TestStartShapes(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not installed (make deps)")
+		t.Fatal("redis-server not found: run `make deps` (apt-get install redis-server)")
 	}
 	for _, tt := range []struct {
 		name              string

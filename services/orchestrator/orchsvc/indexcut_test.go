@@ -3,7 +3,6 @@ package orchsvc
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,9 +98,7 @@ func crashAfterTheWrite(t *testing.T, mode cutMode) {
 	def := `{"name":"wf","nodes":[{"id":"a","handler":"noop","retry":{"max_attempts":2,"backoff":"fixed","initial_interval":"1h"}}]}`
 	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(def), time.Now())
 	require.NoError(t, err)
-	cfg := Config{ID: "orch-a", Redis: rdb, Keys: keys, Logger: slog.New(slog.DiscardHandler),
-		LockWait: 20 * time.Second, Group: testinfra.UniqueName(t, "g"),
-		Bus: eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}}
+	cfg := testConfig(t, rdb, keys, kafka)
 	incarnation := func() *Service {
 		s, err := New(ctx, cfg)
 		require.NoError(t, err)

@@ -2,7 +2,6 @@ package orchsvc
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -53,9 +52,7 @@ func TestClusterNoticesFollowTheirWrite(t *testing.T) {
 			keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
 			_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(oneNode), time.Now())
 			require.NoError(t, err)
-			s, err := New(ctx, Config{ID: "orch-a", Redis: rdb, Keys: keys, Logger: slog.New(slog.DiscardHandler),
-				LockWait: 20 * time.Second, Group: testinfra.UniqueName(t, "g"),
-				Bus: eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}})
+			s, err := New(ctx, testConfig(t, rdb, keys, kafka))
 			require.NoError(t, err)
 			t.Cleanup(func() { s.close(ctx) })
 			p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}

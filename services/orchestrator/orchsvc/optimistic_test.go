@@ -43,6 +43,14 @@ func (c tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	return func(ctx context.Context, cmds []redis.Cmder) error { c.count(cmds[0]); return next(ctx, cmds) }
 }
 
+// testConfig is the Config of a test's orchestrator "orch-a" on rdb, keys
+// and kafka, with a topic prefix and group of the test's own.
+func testConfig(t *testing.T, rdb redis.UniversalClient, keys statestore.Keys, kafka *testinfra.Kafka) Config {
+	return Config{ID: "orch-a", Redis: rdb, Keys: keys, Logger: slog.New(slog.DiscardHandler),
+		LockWait: 20 * time.Second, Group: testinfra.UniqueName(t, "g"),
+		Bus: eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}}
+}
+
 func newStartEnv(t *testing.T, workflow string) *startEnv {
 	t.Helper()
 	ctx := context.Background()
@@ -51,9 +59,7 @@ func newStartEnv(t *testing.T, workflow string) *startEnv {
 	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
 	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(workflow), time.Now())
 	require.NoError(t, err)
-	s, err := New(ctx, Config{ID: "orch-a", Redis: rdb, Keys: keys, Logger: slog.New(slog.DiscardHandler),
-		LockWait: 20 * time.Second, Group: testinfra.UniqueName(t, "g"),
-		Bus: eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}})
+	s, err := New(ctx, testConfig(t, rdb, keys, kafka))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.close(ctx) })
 	trips := &atomic.Int64{}
