@@ -67,6 +67,7 @@ const (
 	Duration     = "duration"      // how long a task ran (time.Duration)
 	Took         = "took"          // how long a step of start-up took
 	DrainTimeout = "drain_timeout" // how long a shutdown waits for in-flight work
+	Window       = "window"        // how long something is waited for before giving up
 	Lease        = "lease"         // a lease's name
 	Locks        = "locks"         // run locks held
 	Member       = "member"        // a timer entry (run, node and due time)

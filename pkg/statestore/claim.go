@@ -30,6 +30,15 @@ const (
 	// undecodable node record, a key of the wrong type): the dispatch is
 	// poison. Only ClaimAttempts answers it, with the script's error.
 	ClaimCorrupt ClaimResult = -4
+	// ClaimAhead: no record names the attempt yet (the node's, or its
+	// instance's, record is missing or at an earlier attempt). The
+	// orchestrator publishes a dispatch beside the write that queues its
+	// attempt, so the dispatch can arrive first: claim again shortly, and
+	// drop the dispatch if its attempt is still not stored after a while
+	// (that write failed, and the events behind it are applied again).
+	// Only a claim answers it; a heartbeat answers ClaimUnknown or
+	// ClaimStale.
+	ClaimAhead ClaimResult = -5
 )
 
 // String names the outcome for logs.
@@ -47,6 +56,8 @@ func (c ClaimResult) String() string {
 		return "finished"
 	case ClaimCorrupt:
 		return "corrupt"
+	case ClaimAhead:
+		return "ahead"
 	}
 	return "invalid"
 }
@@ -56,13 +67,16 @@ func (c ClaimResult) String() string {
 //	KEYS[1] nodes hash   KEYS[2] claim key   KEYS[3] the node's instances hash
 //	ARGV[1] node id   ARGV[2] attempt   ARGV[3] worker id   ARGV[4] ttl ms   ARGV[5] instance
 //	returns 1 claimed (or already ours), 0 taken by another worker,
-//	-1 no node record, -2 attempt is not current, -3 node not in flight.
+//	-5 no record names the attempt yet (missing, or at an earlier attempt),
+//	-2 the record is at a later attempt, -3 node not in flight.
 //
 // A node record with "fo" set is a fan-out node: the attempt is checked
 // against the instance's own record in KEYS[3] instead.
 // Idempotent: a retry by the same worker finds its own claim and returns 1.
-var claimScript = redis.NewScript(recordLookup + `
-if tostring(r.a or 0) ~= ARGV[2] then return -2 end
+var claimScript = redis.NewScript(lookup(-5) + `
+local at, want = tonumber(r.a or 0), tonumber(ARGV[2])
+if at < want then return -5 end
+if at ~= want then return -2 end
 if r.s ~= 'queued' and r.s ~= 'running' then return -3 end
 if redis.call('SET', KEYS[2], ARGV[3], 'NX', 'PX', ARGV[4]) then return 1 end
 if redis.call('GET', KEYS[2]) == ARGV[3] then return 1 end
@@ -75,7 +89,7 @@ return 0
 //	returns 1 keep going, 0 another worker holds the claim, -1/-2/-3 as claimScript: stop.
 //
 // A claim that expired while the attempt is still current is taken again.
-var heartbeatScript = redis.NewScript(recordLookup + `
+var heartbeatScript = redis.NewScript(lookup(-1) + `
 if tostring(r.a or 0) ~= ARGV[2] then return -2 end
 if r.s ~= 'queued' and r.s ~= 'running' then return -3 end
 local holder = redis.call('GET', KEYS[2])
@@ -90,18 +104,20 @@ end
 return 0
 `)
 
-// recordLookup is the opening of the claim and heartbeat scripts: it finds
-// the record the attempt belongs to (the node's, or its fan-out instance's)
-// and leaves it decoded in r.
-const recordLookup = `
+// lookup is the opening of the claim and heartbeat scripts: it finds the
+// record the attempt belongs to (the node's, or its fan-out instance's)
+// and leaves it decoded in r, or returns missing when there is none.
+func lookup(missing int) string {
+	return fmt.Sprintf(`
 local rec = redis.call('HGET', KEYS[1], ARGV[1])
-if not rec then return -1 end
+if not rec then return %[1]d end
 local r = cjson.decode(rec)
 if r.fo then
   rec = redis.call('HGET', KEYS[3], ARGV[5])
-  if not rec then return -1 end
+  if not rec then return %[1]d end
   r = cjson.decode(rec)
-end`
+end`, missing)
+}
 
 // Attempt names one attempt of one node instance of one run.
 type Attempt struct {

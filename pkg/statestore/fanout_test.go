@@ -54,7 +54,7 @@ func TestFanOutWriteAndLoad(t *testing.T) {
 	require.Equal(t, statestore.ClaimOK, got)
 	got, err = b.keys.ClaimAttempt(b.ctx, b.rdb, statestore.Attempt{Run: run, Node: "f", Instance: 8, Attempt: 1}, "w1", time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimUnknown, got, "an instance never started has no record")
+	require.Equal(t, statestore.ClaimAhead, got, "an instance never started has no record: its dispatch is ahead of it")
 
 	// A reset drops everything before the new writes.
 	cancelled := records.NodeRecord{State: records.NodeCancelled, Attempt: 1}

@@ -31,6 +31,7 @@ const (
 	DefaultLogFlushInterval  = time.Second
 	DefaultDrainTimeout      = 20 * time.Second
 	DefaultLivenessTimeout   = 5 * time.Second
+	DefaultAheadWindow       = 5 * time.Second
 )
 
 // MaxLogLineBytes caps the text of one attempt log line; longer lines are cut.
@@ -92,6 +93,13 @@ type Config struct {
 	// DrainTimeout bounds, on shutdown, how long in-flight attempts may run
 	// before they are cancelled and handed back. Default 20s.
 	DrainTimeout time.Duration
+	// AheadWindow is how long a dispatch that arrived ahead of the write
+	// queueing its attempt (the orchestrator publishes the two side by
+	// side; statestore.ClaimAhead) is claimed again before it is dropped
+	// as belonging to a write that failed. Meanwhile the worker claims it
+	// again after 200 µs, then at doubling pauses of at most 100 ms, and
+	// fetches nothing else (the batch's other attempts run). Default 5s.
+	AheadWindow time.Duration
 	// Logger receives structured logs. Default slog.Default().
 	Logger *slog.Logger
 	// Metrics, when set, is where the attempt metrics (outcomes, queue
@@ -112,6 +120,7 @@ func (c Config) withDefaults() Config {
 	c.LogFlushInterval = cmp.Or(c.LogFlushInterval, DefaultLogFlushInterval)
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
 	c.LivenessTimeout = cmp.Or(c.LivenessTimeout, DefaultLivenessTimeout)
+	c.AheadWindow = cmp.Or(c.AheadWindow, DefaultAheadWindow)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.Bus.Logger = cmp.Or(c.Bus.Logger, c.Logger)
 	return c
@@ -132,7 +141,8 @@ func (c Config) validate() error {
 	errs = append(errs, confcheck.Positive("Concurrency", c.Concurrency), confcheck.Positive("MaxInlineOutput", c.MaxInlineOutput),
 		confcheck.Positive("LogLinesCap", c.LogLinesCap), confcheck.Positive("HeartbeatInterval", c.HeartbeatInterval),
 		confcheck.Positive("StartNotice", c.StartNotice), confcheck.Positive("LogFlushInterval", c.LogFlushInterval),
-		confcheck.Positive("DrainTimeout", c.DrainTimeout), confcheck.Positive("LivenessTimeout", c.LivenessTimeout))
+		confcheck.Positive("DrainTimeout", c.DrainTimeout), confcheck.Positive("LivenessTimeout", c.LivenessTimeout),
+		confcheck.Positive("AheadWindow", c.AheadWindow))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker config: %w", err)
 	}

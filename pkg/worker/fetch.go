@@ -72,13 +72,25 @@ func (w *Worker) releaseSlots(n int) {
 }
 
 // settleBatch settles msgs (see settleAll), hands the claimed attempts to
-// executors, then queues the settled prefix for commit. Messages after the prefix
-// stay uncommitted and are delivered again. It returns how many attempts it
-// handed to executors: each holds one of the batch's slots.
+// executors, settles the dispatches that arrived ahead of their records
+// (settleAhead) while those run, then queues the settled prefix for commit.
+// Messages after the prefix stay uncommitted and are delivered again. It
+// returns how many attempts it handed to executors: each holds one of the
+// batch's slots.
 func (w *Worker) settleBatch(ctx context.Context, prod eventbus.Publisher, msgs []eventbus.Message) (used int) {
-	settled, attempts := w.settleAll(ctx, prod, msgs)
+	settled, attempts, ahead := w.settleAll(ctx, prod, msgs)
 	for _, a := range attempts {
 		w.work <- a // never blocks: a holds a slot, and there are as many executors as slots
+	}
+	if len(ahead) > 0 {
+		more, all := w.settleAhead(ctx, prod, msgs, ahead)
+		for _, a := range more {
+			w.work <- a
+		}
+		attempts = append(attempts, more...)
+		if !all {
+			settled = min(settled, ahead[0].at)
+		}
 	}
 	// A failed commit is harmless: the dispatches are delivered again and
 	// dropped as duplicates.

@@ -28,10 +28,12 @@ func (b *fakeBus) DeadLetter(_ context.Context, _ eventbus.Message, reason strin
 	return nil
 }
 
-// fakeClaims answers each claim with the result set for its node.
+// fakeClaims answers each claim with the result set for its node; a node
+// in aheadFor answers ClaimAhead to that many claims first.
 type fakeClaims struct {
-	answers map[string]statestore.Claimed
-	asked   []statestore.ClaimRequest
+	answers  map[string]statestore.Claimed
+	aheadFor map[string]int
+	asked    []statestore.ClaimRequest
 }
 
 func (c *fakeClaims) ClaimAttempts(_ context.Context, reqs []statestore.ClaimRequest, _ string) ([]statestore.Claimed, error) {
@@ -39,6 +41,10 @@ func (c *fakeClaims) ClaimAttempts(_ context.Context, reqs []statestore.ClaimReq
 	out := make([]statestore.Claimed, len(reqs))
 	for i, r := range reqs {
 		out[i] = c.answers[r.Attempt.Node]
+		if c.aheadFor[r.Attempt.Node] > 0 {
+			c.aheadFor[r.Attempt.Node]--
+			out[i] = statestore.Claimed{Result: statestore.ClaimAhead}
+		}
 	}
 	return out, nil
 }
@@ -80,8 +86,9 @@ func TestSettleOverTheSeams(t *testing.T) {
 	}
 	msgs := []eventbus.Message{msg("ok"), {Topic: eventsv1.TopicTaskDispatch, Value: []byte("\xff")}, msg("taken"), msg("corrupt")}
 	bus := &fakeBus{}
-	settled, attempts := w.settleAll(ctx, bus, msgs)
+	settled, attempts, ahead := w.settleAll(ctx, bus, msgs)
 	require.Equal(t, len(msgs), settled)
+	require.Empty(t, ahead)
 	require.Len(t, claims.asked, 3, "the poison dispatch is not claimed")
 	require.Len(t, attempts, 1)
 	require.Equal(t, "ok", attempts[0].id.Node)
@@ -93,4 +100,63 @@ func TestSettleOverTheSeams(t *testing.T) {
 		a.leave() // ends its heartbeat goroutine
 	}
 	w.beats.Wait()
+}
+
+// TestSettleDispatchAheadOfItsRecord: the orchestrator publishes a
+// dispatch beside the write that queues its attempt, so a claim can find
+// no record naming the attempt yet. Such a dispatch is claimed again until
+// its record lands (then it runs), while the batch's other attempts are
+// handed out at once; one whose record never lands within AheadWindow is
+// dropped, and the batch is settled either way.
+func TestSettleDispatchAheadOfItsRecord(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled: the fakes answer
+	t.Cleanup(func() { _ = rdb.Close() })
+	w, err := New(Config{Bus: eventbus.Config{Brokers: []string{"127.0.0.1:1"}}, Redis: rdb, AheadWindow: 50 * time.Millisecond,
+		Handlers: map[string]Handler{"noop": HandlerFunc(func(context.Context, *Task) (any, error) { return nil, nil })}})
+	require.NoError(t, err)
+	ok := statestore.Claimed{Result: statestore.ClaimOK}
+	claims := &fakeClaims{
+		answers:  map[string]statestore.Claimed{"ok": ok, "late": ok, "never": ok, "stale": {Result: statestore.ClaimStale}},
+		aheadFor: map[string]int{"late": 3, "never": 1 << 30, "stale": 1},
+	}
+	w.claims = claims
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	msg := func(node string) eventbus.Message {
+		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, "r",
+			&eventsv1.TaskDispatch{RunId: "r", NodeId: node, Attempt: 1, Handler: "noop"})
+		require.NoError(t, err)
+		return m
+	}
+	msgs := []eventbus.Message{msg("late"), msg("ok"), msg("never"), msg("stale")}
+	bus := &fakeBus{}
+	settled, attempts, ahead := w.settleAll(ctx, bus, msgs)
+	require.Equal(t, len(msgs), settled)
+	require.Len(t, attempts, 1, "the claim granted at once is handed out before the others are retried")
+	require.Equal(t, "ok", attempts[0].id.Node)
+	require.Len(t, ahead, 3)
+
+	more, all := w.settleAhead(ctx, bus, msgs, ahead)
+	require.True(t, all, "every dispatch is settled: claimed, refused, or dropped after the window")
+	require.Len(t, more, 1)
+	require.Equal(t, "late", more[0].id.Node, "the dispatch whose record landed on the fourth claim runs")
+	require.Equal(t, 0, claims.aheadFor["late"])
+	require.EqualValues(t, 3, w.Stats().Ahead)
+	require.EqualValues(t, 2, w.Stats().Dropped, "the stale one is refused once its record shows a later attempt; the one never stored is dropped")
+	require.Empty(t, bus.dead)
+	for _, a := range append(attempts, more...) {
+		a.leave()
+	}
+	w.beats.Wait()
+
+	// Shutting down while a dispatch is still ahead leaves it unsettled.
+	claims.answers["again"], claims.aheadFor["again"] = ok, 1<<30
+	msgs = []eventbus.Message{msg("again")}
+	_, _, ahead = w.settleAll(ctx, bus, msgs)
+	require.Len(t, ahead, 1)
+	cancel()
+	more, all = w.settleAhead(ctx, bus, msgs, ahead)
+	require.False(t, all)
+	require.Empty(t, more)
 }

@@ -28,6 +28,8 @@ type inbound struct {
 	dup bool
 	// claim indexes the batch's claim results; -1 when not claimed.
 	claim int
+	// at is the message's position in its batch.
+	at int
 	// headers are the message's headers (its trace context).
 	headers map[string]string
 }
@@ -39,7 +41,7 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 	seen := make(map[statestore.Attempt]bool, len(msgs))
 	for i, m := range msgs {
 		in := &ins[i]
-		in.claim = -1
+		in.claim, in.at = -1, i
 		in.headers = m.Headers
 		in.d = &eventsv1.TaskDispatch{}
 		if err := eventbus.Decode(m, in.d); err != nil {
@@ -72,8 +74,10 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 //
 // The claim is the durable effect of a dispatch: once it is stored the
 // message may be committed, because if this worker dies the claim expires and
-// the orchestrator's reconciler retries the attempt.
-func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []eventbus.Message) (settled int, attempts []*attempt) {
+// the orchestrator's reconciler retries the attempt. A dispatch that
+// arrived ahead of the write queueing its attempt (statestore.ClaimAhead)
+// is returned in ahead, unsettled: settleAhead claims it again.
+func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []eventbus.Message) (settled int, attempts []*attempt, ahead []inbound) {
 	ins, reqs := w.prepare(msgs)
 	cut := len(ins)
 	for i, in := range ins {
@@ -94,11 +98,13 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 			w.stats.dropped.Add(1)
 			w.attemptLog(in).Debug("dispatch dropped: this worker already claimed the attempt")
 		case !ok:
-			return i, attempts
+			return i, attempts, ahead
 		case res[in.claim].Result == statestore.ClaimCorrupt:
 			if !w.deadLetter(ctx, prod, msgs[i], res[in.claim].Problem) {
-				return i, attempts
+				return i, attempts, ahead
 			}
+		case res[in.claim].Result == statestore.ClaimAhead:
+			ahead = append(ahead, in)
 		default:
 			if a := w.claimed(ctx, in, res[in.claim].Result); a != nil {
 				w.traceAttempt(a, in.headers, claimed, answered)
@@ -106,7 +112,69 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 			}
 		}
 	}
-	return len(ins), attempts
+	return len(ins), attempts, ahead
+}
+
+// Pauses between the claims of a dispatch ahead of its attempt's record.
+const (
+	firstAheadPause = 200 * time.Microsecond
+	maxAheadPause   = 100 * time.Millisecond
+)
+
+// settleAhead claims the dispatches of ahead again, after a pause that
+// doubles each round, until each is claimed or refused, or until
+// cfg.AheadWindow has passed: then the dispatches still ahead are dropped
+// (the write that would have queued their attempts failed, and the
+// orchestrator applies the events behind it again, dispatching anew). It
+// returns the attempts to execute and whether every dispatch was settled;
+// false when ctx ended first, with the unsettled ones left uncommitted.
+//
+// The orchestrator publishes a dispatch beside the write that queues its
+// attempt, so one that overtakes that write is the common case here, and
+// its record lands within about one Redis round trip.
+func (w *Worker) settleAhead(ctx context.Context, prod eventbus.Publisher, msgs []eventbus.Message, ahead []inbound) (attempts []*attempt, settled bool) {
+	deadline := time.Now().Add(w.cfg.AheadWindow)
+	w.stats.ahead.Add(int64(len(ahead)))
+	for pause := firstAheadPause; len(ahead) > 0; pause = min(2*pause, maxAheadPause) {
+		if time.Now().After(deadline) {
+			for _, in := range ahead {
+				w.stats.dropped.Add(1)
+				w.attemptLog(in).Info("dispatch dropped: no record named its attempt within the ahead window", logkey.Window, w.cfg.AheadWindow)
+			}
+			return attempts, true
+		}
+		if clock.Sleep(ctx, pause) != nil {
+			return attempts, false
+		}
+		reqs := make([]statestore.ClaimRequest, len(ahead))
+		for i, in := range ahead {
+			reqs[i] = statestore.ClaimRequest{Attempt: in.id, TTL: in.ttl}
+		}
+		claimed := traceNow()
+		res, ok := w.claimAll(ctx, reqs)
+		if !ok {
+			return attempts, false
+		}
+		answered := traceNow()
+		still := ahead[:0]
+		for i, in := range ahead {
+			switch r := res[i]; r.Result {
+			case statestore.ClaimAhead:
+				still = append(still, in)
+			case statestore.ClaimCorrupt:
+				if !w.deadLetter(ctx, prod, msgs[in.at], r.Problem) {
+					return attempts, false
+				}
+			default:
+				if a := w.claimed(ctx, in, r.Result); a != nil {
+					w.traceAttempt(a, in.headers, claimed, answered)
+					attempts = append(attempts, a)
+				}
+			}
+		}
+		ahead = still
+	}
+	return attempts, true
 }
 
 // claimsBefore counts the claims the dispatches of ins need.

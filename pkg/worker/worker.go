@@ -127,6 +127,7 @@ func (w *Worker) Run(ctx context.Context) error {
 type Stats struct {
 	Executed   int64 // attempts whose handler was called
 	Dropped    int64 // dispatches not claimed: duplicate, stale, finished or unknown attempt
+	Ahead      int64 // dispatches whose first claim came before their attempt was stored (claimed again)
 	Poison     int64 // dispatches sent to the dead-letter topic
 	NoHandler  int64 // claimed dispatches failed because no handler has their name
 	Stopped    int64 // attempts stopped because their heartbeat was refused
@@ -135,14 +136,14 @@ type Stats struct {
 }
 
 type counters struct {
-	executed, dropped, poison, noHandler, stopped, handedBack, published atomic.Int64
+	executed, dropped, ahead, poison, noHandler, stopped, handedBack, published atomic.Int64
 }
 
 // Stats returns the current counts. Safe for concurrent use.
 func (w *Worker) Stats() Stats {
 	c := &w.stats
 	return Stats{
-		Executed: c.executed.Load(), Dropped: c.dropped.Load(), Poison: c.poison.Load(),
+		Executed: c.executed.Load(), Dropped: c.dropped.Load(), Ahead: c.ahead.Load(), Poison: c.poison.Load(),
 		NoHandler: c.noHandler.Load(), Stopped: c.stopped.Load(), HandedBack: c.handedBack.Load(),
 		Published: c.published.Load(),
 	}

@@ -26,8 +26,9 @@ func (e env) claimOne(t *testing.T, a statestore.Attempt, worker string) statest
 
 // testClaimGrantedToOneHolder: an attempt is claimed by one worker only;
 // the holder's replay answers ok again (a lost answer is retried), and a
-// claim for an attempt that is not current, not in flight or unknown is
-// refused, so a redelivered dispatch never runs a finished node again.
+// claim for an attempt that is not current or not in flight is refused, so
+// a redelivered dispatch never runs a finished node again; one for an
+// attempt no record names yet answers ahead (its write may be on the way).
 func testClaimGrantedToOneHolder(t *testing.T, e env) {
 	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeQueued, Attempt: 2})
 	e.putNode(t, "r1", "done", records.NodeRecord{State: records.NodeSucceeded, Attempt: 1})
@@ -43,13 +44,15 @@ func testClaimGrantedToOneHolder(t *testing.T, e env) {
 		{"another worker is refused", a, "w2", statestore.ClaimTaken},
 		{"stale attempt", statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, "w2", statestore.ClaimStale},
 		{"finished node", statestore.Attempt{Run: "r1", Node: "done", Attempt: 1}, "w2", statestore.ClaimFinished},
-		{"unknown node", statestore.Attempt{Run: "r1", Node: "Z", Attempt: 1}, "w2", statestore.ClaimUnknown},
+		{"unknown node", statestore.Attempt{Run: "r1", Node: "Z", Attempt: 1}, "w2", statestore.ClaimAhead},
+		{"attempt not stored yet", statestore.Attempt{Run: "r1", Node: "A", Attempt: 3}, "w2", statestore.ClaimAhead},
 	}
 	for _, tc := range tests { // sequential: each step builds on the last
 		require.Equal(t, tc.want, e.claimOne(t, tc.a, tc.worker), tc.name)
 	}
 	require.Equal(t, "w1", e.rdb.Get(e.ctx, e.keys.Claim("r1", "A", 0, 2)).Val(), "the refused claims changed nothing")
 	require.Zero(t, e.rdb.Exists(e.ctx, e.keys.Claim("r1", "done", 0, 1)).Val())
+	require.Zero(t, e.rdb.Exists(e.ctx, e.keys.Claim("r1", "A", 0, 3)).Val(), "a claim ahead of its record stores nothing")
 }
 
 // testClaimBatch: a batch claims each attempt exactly as a single claim
@@ -75,7 +78,7 @@ func testClaimBatch(t *testing.T, e env) {
 		{Attempt: statestore.Attempt{Run: "r1", Node: "F", Instance: 3, Attempt: 1}, TTL: 30 * time.Second},
 	}
 	want := []statestore.ClaimResult{statestore.ClaimOK, statestore.ClaimStale, statestore.ClaimFinished,
-		statestore.ClaimTaken, statestore.ClaimUnknown, statestore.ClaimOK}
+		statestore.ClaimTaken, statestore.ClaimAhead, statestore.ClaimOK}
 	for replay := range 2 {
 		res, err := e.store.ClaimAttempts(e.ctx, reqs, "w1")
 		require.NoError(t, err)
@@ -117,6 +120,8 @@ func testHeartbeatAndRelease(t *testing.T, e env) {
 
 	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeCancelled, Attempt: 1})
 	require.Equal(t, statestore.ClaimFinished, beat("w1"), "heartbeat must tell the worker to stop a cancelled attempt")
+	require.NoError(t, e.rdb.HDel(e.ctx, e.keys.Nodes("r1"), "A").Err())
+	require.Equal(t, statestore.ClaimUnknown, beat("w1"), "a heartbeat whose record is gone (run deleted) stops; only a claim waits for its record")
 }
 
 // results returns the outcomes of cs.

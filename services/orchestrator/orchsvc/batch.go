@@ -23,12 +23,26 @@ import (
 //	gather   read, in one pipelined round trip, every other fact the core
 //	         needs: output references, claims, pending records, admission
 //	apply    the core decides everything from the state and the facts (no I/O)
-//	write    one pipeline: every run's fenced write and its indexes
+//	write    one pipeline: every run's fenced write and its indexes; the
+//	         batch's dispatches are published meanwhile (see below)
 //	settle   free the workflow concurrency slots of runs that ended
-//	publish  dispatches, run events, re-requested starts, nudges, dead letters
+//	publish  run events, re-requested starts, nudges, dead letters
 //
 // and the caller commits the offsets once tryBatch returned nil. Runs whose
 // write the fence refused go round again from prepare.
+//
+// Dispatches beside the write: a dispatch is produced while the write that
+// queues its attempt is on its way to Redis, not after it, which takes one
+// round trip off every hop of a run. A worker claims an attempt only once a
+// record names it (statestore.ClaimAhead: it claims again shortly), so a
+// dispatch that overtakes its write waits for it, and one whose write never
+// lands (refused by the fence, failed, or the process died) is dropped by
+// the worker after its ahead window; the events behind that write are then
+// applied again (the next round, the retried batch, or the next owner after
+// redelivery), deciding the same attempt or a later one. Nothing runs
+// before its attempt is stored, and a dispatch delivered twice is claimed
+// once. A batch tried again after a failure publishes in the old order,
+// after its write, so an outage does not multiply dispatches.
 
 // runBatch is one run's share of a batch.
 type runBatch struct {
@@ -53,6 +67,9 @@ type runBatch struct {
 	reopened   bool       // a finished capped run took a slot to reopen (release it if it stays finished)
 	spans      []span     // how the batch's node changes split into RunEvents (toWrite)
 	traced     trace.Span // the run's handle span while tracing is on (tracing.go)
+	// dispatched: this round's dispatches were published beside the write
+	// (dispatchAhead), so the outbox leaves them out.
+	dispatched bool
 }
 
 // maxStaleRetries bounds how often a run's events are re-applied after the
@@ -68,8 +85,8 @@ const maxStaleRetries = 3
 // (errUnpublished) is not committed either.
 func (s *Service) handleBatch(ctx context.Context, msgs []eventbus.Message, commits *eventbus.Committer) {
 	backoff := 50 * time.Millisecond
-	for {
-		err := s.tryBatch(context.WithoutCancel(ctx), msgs)
+	for try := 0; ; try++ {
+		err := s.tryBatchAhead(context.WithoutCancel(ctx), msgs, try == 0)
 		if err == nil {
 			break
 		}
@@ -100,8 +117,15 @@ func (s *Service) reloadScripts(ctx context.Context) {
 	s.log.Info("redis had lost its scripts; loaded them again")
 }
 
-// tryBatch takes msgs once through the steps above.
-func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) (err error) {
+// tryBatch takes msgs once through the steps above, dispatching beside
+// the write.
+func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) error {
+	return s.tryBatchAhead(ctx, msgs, true)
+}
+
+// tryBatchAhead is tryBatch, publishing the first round's dispatches beside
+// its write only when ahead is set.
+func (s *Service) tryBatchAhead(ctx context.Context, msgs []eventbus.Message, ahead bool) (err error) {
 	began := time.Now()
 	groups, dead, err := s.decodeBatch(ctx, msgs, began.UnixMilli())
 	if err != nil {
@@ -123,7 +147,14 @@ func (s *Service) tryBatch(ctx context.Context, msgs []eventbus.Message) (err er
 			s.applyTraced(g, now, began)
 		}
 		wrote := traceNow()
+		sent, err := s.dispatchAhead(ctx, groups, ahead && round == 0)
+		if err != nil {
+			return err
+		}
 		w, err := s.write(ctx, groups)
+		if perr := <-sent; err == nil {
+			err = perr
+		}
 		if err != nil {
 			return err
 		}

@@ -31,10 +31,61 @@ func (s *Service) outbox(applied []*runBatch, nudges, dead []eventbus.Message) (
 	return append(out, nudges...), nil
 }
 
-// messages builds the dispatches and the run event a persisted write implies.
+// dispatchAhead publishes the dispatches that groups' effects hold, when
+// ahead is set, while the caller runs their write (see "Dispatches beside
+// the write" in batch.go), and marks those groups dispatched. The channel
+// yields the publish's outcome once (nil at once when nothing was sent);
+// the caller must receive it before returning.
+func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead bool) (<-chan error, error) {
+	done := make(chan error, 1)
+	var out []eventbus.Message
+	for _, g := range groups {
+		g.dispatched = false
+		if !ahead || g.eff == nil || len(g.eff.Dispatches) == 0 {
+			continue
+		}
+		msgs, err := s.dispatches(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, msgs...)
+		g.dispatched = true
+	}
+	if len(out) == 0 {
+		done <- nil
+		return done, nil
+	}
+	go func() { done <- s.publish(ctx, out) }()
+	return done, nil
+}
+
+// messages builds the dispatches (unless already published beside the
+// write) and the run events a persisted write implies.
 func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
+	out := make([]eventbus.Message, 0, len(g.eff.Dispatches)+1)
+	if !g.dispatched {
+		d, err := s.dispatches(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d...)
+	}
+	events := len(out)
+	for _, ev := range runEvents(g.o.run, g.eff, g.spans) {
+		m, err := eventbus.NewMessage(eventsv1.TopicWorkflowEvents, g.run, ev)
+		if err != nil {
+			return nil, fmt.Errorf("encode run event run=%s: %w", g.run, err)
+		}
+		out = append(out, m)
+	}
+	traceInject(g, out[events:])
+	return out, nil
+}
+
+// dispatches encodes the dispatches of g's effects.
+func (s *Service) dispatches(g *runBatch) ([]eventbus.Message, error) {
 	r, eff := g.o.run, g.eff
-	out := make([]eventbus.Message, 0, len(eff.Dispatches)+1)
+	out := make([]eventbus.Message, 0, len(eff.Dispatches))
 	for _, d := range eff.Dispatches {
 		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, dispatchKey(r, d), &eventsv1.TaskDispatch{
 			RunId: g.run, Workflow: r.Workflow, Version: int32(r.Version), NodeId: r.NodeID(d.Node),
@@ -45,13 +96,6 @@ func (s *Service) messages(g *runBatch) ([]eventbus.Message, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("encode dispatch run=%s: %w", g.run, err)
-		}
-		out = append(out, m)
-	}
-	for _, ev := range runEvents(r, eff, g.spans) {
-		m, err := eventbus.NewMessage(eventsv1.TopicWorkflowEvents, g.run, ev)
-		if err != nil {
-			return nil, fmt.Errorf("encode run event run=%s: %w", g.run, err)
 		}
 		out = append(out, m)
 	}
@@ -79,8 +123,9 @@ func secretSlots(slots []template.Slot) []*eventsv1.SecretSlot {
 // published before shutdown: its offsets must not be committed.
 var errUnpublished = errors.New("stopping with unpublished messages")
 
-// publish sends the batch's messages. The state they follow from is already
-// stored, so it retries until the broker acknowledges: giving up would leave
+// publish sends the batch's messages: the dispatches while their write is
+// on its way (dispatchAhead), the rest once it is stored. Either way it
+// retries until the broker acknowledges: giving up would leave
 // queued nodes that no worker was told about, and run events nobody sees,
 // until the reconciler re-sends the dispatches (core.RedispatchAfter), and
 // re-consuming the batch would not bring them back (its events are then

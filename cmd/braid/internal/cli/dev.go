@@ -6,6 +6,7 @@ import (
 
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
 	"github.com/braidhq/braid/pkg/handler"
+	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/tracing"
 	"github.com/braidhq/braid/pkg/worker"
 	"github.com/spf13/cobra"
@@ -87,6 +88,13 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	}
 	defer tracing.Stop(flush, logger)
 	f.cfg.Logger = slog.New(tracing.LogHandler(logger.Handler()))
+	// BRAID_PPROF_ADDR serves the Go profiles of the whole stack, as each
+	// service binary does (loopback only: it has no authentication).
+	prof, err := pprofserve.Start(a.getenv("BRAID_PPROF_ADDR"), logger)
+	if err != nil {
+		return usageErrorf("BRAID_PPROF_ADDR: %w", err)
+	}
+	defer prof.Stop()
 	return devstack.Run(cmd.Context(), f.cfg)
 }
 

@@ -1,0 +1,125 @@
+package orchsvc
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// writeGate holds, or fails, the next pipeline that writes (see writes)
+// while armed: held, it waits for release before it runs; failed, it runs
+// nothing and returns errGate, as when Redis died before the write landed.
+type writeGate struct {
+	armed   *atomic.Bool
+	fail    bool
+	held    chan struct{} // closed once a write is being held
+	release chan struct{}
+}
+
+var errGate = errors.New("write gate: the write never reached Redis")
+
+func (g writeGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (g writeGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (g writeGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if !writes(cmds) || !g.armed.CompareAndSwap(true, false) {
+			return next(ctx, cmds)
+		}
+		if g.fail {
+			for _, c := range cmds {
+				c.SetErr(errGate)
+			}
+			return errGate
+		}
+		close(g.held)
+		<-g.release
+		return next(ctx, cmds)
+	}
+}
+
+// TestDispatchBesideTheWrite: a batch's dispatches are published while the
+// write that queues their attempts is on its way, not after it. A worker's
+// claim of a dispatch that overtook its write answers ahead (it claims
+// again shortly) until the write lands, then ok. When the write fails, the
+// dispatch is out but its attempt was never stored, so nothing claims it;
+// the batch tried again publishes after its write (an outage does not
+// multiply dispatches), and the dispatch already out is then claimable
+// too: the same attempt, claimed once.
+func TestDispatchBesideTheWrite(t *testing.T) {
+	t.Parallel()
+	for _, fail := range []bool{false, true} {
+		name := map[bool]string{false: "write held", true: "write failed"}[fail]
+		t.Run(name, func(t *testing.T) { t.Parallel(); dispatchBesideTheWrite(t, fail) })
+	}
+}
+
+func dispatchBesideTheWrite(t *testing.T, fail bool) {
+	ctx := context.Background()
+	rdb := testinfra.StartRedis(t).Client(t)
+	kafka := testinfra.StartKafka(t)
+	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(`{"name":"wf","nodes":[{"id":"a","handler":"noop"}]}`), time.Now())
+	require.NoError(t, err)
+	cfg := testConfig(t, rdb, keys, kafka)
+	s, err := New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.close(ctx) })
+	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, testinfra.UniqueName(t, "reader"), eventsv1.TopicTaskDispatch)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cons.Close() })
+	gate := writeGate{armed: &atomic.Bool{}, fail: fail, held: make(chan struct{}), release: make(chan struct{})}
+	rdb.AddHook(gate)
+
+	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	require.NoError(t, err)
+	start, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
+	require.NoError(t, err)
+	attempt := statestore.Attempt{Run: "r1", Node: "a", Attempt: 1}
+	claim := func(worker string) statestore.ClaimResult {
+		res, err := keys.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: attempt, TTL: time.Minute}}, worker)
+		require.NoError(t, err)
+		return res[0].Result
+	}
+	nextDispatch := func() *eventsv1.TaskDispatch {
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		msgs, err := cons.Fetch(fctx, 1)
+		require.NoError(t, err, "no dispatch was published")
+		d := &eventsv1.TaskDispatch{}
+		require.NoError(t, eventbus.Decode(msgs[0], d))
+		return d
+	}
+
+	gate.armed.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- s.tryBatch(ctx, []eventbus.Message{start}) }()
+	d := nextDispatch()
+	require.Equal(t, "a", d.GetNodeId())
+	require.EqualValues(t, 1, d.GetAttempt())
+	require.Equal(t, statestore.ClaimAhead, claim("w1"), "the dispatch is out before its attempt is stored: a claim must wait")
+	if !fail {
+		<-gate.held
+		close(gate.release)
+		require.NoError(t, <-done)
+		require.Equal(t, statestore.ClaimOK, claim("w1"), "once the write landed the dispatch is claimed")
+		require.Equal(t, statestore.ClaimTaken, claim("w2"), "by one worker only")
+		return
+	}
+	require.ErrorIs(t, <-done, errGate)
+	require.Equal(t, statestore.ClaimAhead, claim("w1"), "a failed write stored no attempt")
+	require.NoError(t, s.tryBatchAhead(ctx, []eventbus.Message{start}, false)) // the retry, as handleBatch makes it
+	again := nextDispatch()
+	require.EqualValues(t, 1, again.GetAttempt(), "the batch applied again decides the same attempt")
+	require.Equal(t, statestore.ClaimOK, claim("w1"))
+	require.Equal(t, statestore.ClaimTaken, claim("w2"), "either dispatch is claimed once")
+}
