@@ -192,5 +192,7 @@ func (k Keys) StopChannel() string { return k.base() + "stop" }
 // EndedChannel is the pub/sub channel on which the orchestrator announces
 // runs that reached a terminal status, in the pipeline of the write that
 // ended them, so that api requests waiting for a run (?wait=) answer at
-// once. Messages are run ids; delivery is best effort.
+// once. A message is the run id, then the run as stored right after that
+// write unless it is large (QueueEnded, ParseEnded); delivery is best
+// effort.
 func (k Keys) EndedChannel() string { return k.base() + "ended" }

@@ -124,8 +124,8 @@ func fullWrite(run string, fence int64) statestore.RunWrite {
 	}
 }
 
-// exerciseRunScripts runs apply, start, acquire, refresh, release (of
-// locks) and drop_holder.
+// exerciseRunScripts runs apply, start, ended, acquire, refresh, release
+// (of locks) and drop_holder.
 func exerciseRunScripts(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k statestore.Keys) {
 	t.Helper()
 	fence, err := rdb.Incr(ctx, k.Fence("r1")).Result()
@@ -133,6 +133,7 @@ func exerciseRunScripts(t *testing.T, ctx context.Context, rdb redis.UniversalCl
 	pipe := rdb.Pipeline()
 	write := k.QueueWrite(ctx, pipe, fullWrite("r1", fence))
 	start := k.QueueStart(ctx, pipe, fullWrite("r2", 0), statestore.LockRequest{HeldLock: statestore.HeldLock{Run: "r2", Value: "v2"}}, time.Minute)
+	k.QueueEnded(ctx, pipe, "r1")
 	_, err = pipe.Exec(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, statestore.WriteApplied, write.Val())

@@ -4,14 +4,19 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
+	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
 
 // endings hands the orchestrator's run-ended announcements (Redis pub/sub,
 // statestore.Keys.EndedChannel) to the requests waiting for those runs.
-// Announcements are hints: a waiter always re-reads the run from Redis
-// before answering, and re-reads it on a timer too, so one lost while the
+// Announcements are hints: an announcement that carries the run (as the
+// write that ended it left it) answers the waiter without another read;
+// one that carries only the id makes the waiter re-read the run from
+// Redis; and a waiter re-reads it on a timer too, so one lost while the
 // subscription reconnects only delays an answer. Safe for concurrent use.
 type endings struct {
 	max int // most waiters at once; more are refused
@@ -22,10 +27,12 @@ type endings struct {
 }
 
 // waiter is one request waiting for run to end. ended receives a value
-// (capacity 1, never closed) on every announcement for run.
+// (capacity 1, never closed) on every announcement for run; stored holds
+// the run the latest announcement carried, if it carried one.
 type waiter struct {
-	run   string
-	ended chan struct{}
+	run    string
+	ended  chan struct{}
+	stored atomic.Pointer[statestore.StoredRun]
 	// client is who waits (set by Server.register, for its per-client
 	// limit); endings does not read it.
 	client string
@@ -66,11 +73,13 @@ func (e *endings) remove(w *waiter) {
 	}
 }
 
-// announce wakes every waiter of run without blocking.
-func (e *endings) announce(run string) {
+// announce wakes every waiter of run without blocking, handing each the
+// stored run when the announcement carried it (nil: the waiter re-reads).
+func (e *endings) announce(run string, stored *statestore.StoredRun) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for w := range e.waiters[run] {
+		w.stored.Store(stored)
 		select {
 		case w.ended <- struct{}{}:
 		default:
@@ -94,7 +103,11 @@ func (e *endings) listen(ctx context.Context, rdb redis.UniversalClient, channel
 				log.Warn("run-ended subscription closed; waiting requests fall back to re-reading runs")
 				return
 			}
-			e.announce(m.Payload)
+			run, stored, err := statestore.ParseEnded(m.Payload)
+			if err != nil {
+				log.Debug("run-ended announcement unreadable; its waiters re-read the run", logkey.RunID, run, logkey.Err, err)
+			}
+			e.announce(run, stored)
 		}
 	}
 }

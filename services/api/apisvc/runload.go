@@ -31,6 +31,11 @@ func (s *Server) loadRun(ctx context.Context, id string) (*loadedRun, error) {
 	if !st.Exists() {
 		return nil, errNotFound("run %q not found", id)
 	}
+	return s.compileRun(ctx, id, st)
+}
+
+// compileRun pairs a stored run with its pinned version's compiled graph.
+func (s *Server) compileRun(ctx context.Context, id string, st statestore.StoredRun) (*loadedRun, error) {
 	ver, _ := strconv.Atoi(st.Fields[records.FieldVersion])
 	g, err := s.defs.get(ctx, st.Fields[records.FieldWorkflow], ver)
 	if err != nil {

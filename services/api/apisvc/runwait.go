@@ -85,6 +85,9 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 		t.Reset(min(s.cfg.WaitRecheck, time.Until(until)))
 		select {
 		case <-w.ended:
+			if r := s.announcedRun(c, w); r != nil {
+				return r, nil
+			}
 		case <-t.C:
 		case <-s.closing:
 			until = time.Now()
@@ -92,6 +95,22 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 			return nil, nil
 		}
 	}
+}
+
+// announcedRun is the ended run w's latest announcement carried, or nil
+// when it carried none (or not an ended run: then the caller reads it).
+func (s *Server) announcedRun(c *gin.Context, w *waiter) *loadedRun {
+	st := w.stored.Swap(nil)
+	if st == nil || !st.Exists() {
+		return nil
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	r, err := s.compileRun(ctx, w.run, *st)
+	if err != nil || !r.status().Terminal() {
+		return nil
+	}
+	return r
 }
 
 // answerRun answers a waiting GET /runs/{id}: the run once ended, or as it

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/records"
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,6 +62,33 @@ func TestRunWaitWokenByAnnouncement(t *testing.T) {
 	require.Equal(t, id, v.ID)
 	require.Equal(t, "succeeded", v.Status)
 	require.Equal(t, 0, e.waiters(), "the waiter is gone once answered")
+}
+
+// TestRunWaitAnsweredFromTheAnnouncedRun: an announcement that carries
+// the run answers the waiter with that run, without reading it again: the
+// run is ended, announced and set back to pending in one transaction, so
+// a waiter that read Redis would find it pending and wait for its re-read
+// timer (an hour).
+func TestRunWaitAnsweredFromTheAnnouncedRun(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{waitRecheck: time.Hour})
+	name, _ := e.register(`{"name":"carried","nodes":[{"id":"a","handler":"noop"}]}`)
+	answer := e.client.send(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"})
+	id := e.onlyRun(name)
+	e.waitForWaiters(1)
+	e.waitSubscribed()
+	ctx := t.Context()
+	require.NoError(t, statestore.LoadScripts(ctx, e.rdb))
+	tx := e.rdb.TxPipeline()
+	tx.HSet(ctx, e.keys.Run(id), records.FieldStatus, "succeeded")
+	e.keys.QueueEnded(ctx, tx, id)
+	tx.HSet(ctx, e.keys.Run(id), records.FieldStatus, "pending")
+	_, err := tx.Exec(ctx)
+	require.NoError(t, err)
+	v := answer.run(t, "the announcement that carried the run")
+	require.Equal(t, id, v.ID)
+	require.Equal(t, "succeeded", v.Status)
+	require.Equal(t, "pending", e.rdb.HGet(ctx, e.keys.Run(id), records.FieldStatus).Val())
 }
 
 // TestRunWaitRereadsWithoutAnnouncement ends a run without announcing it:

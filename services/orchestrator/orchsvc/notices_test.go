@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -15,11 +16,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pipelineLog records, in order, the command names of every pipeline.
+// pipelineLog records, in order, the command names of every pipeline; a
+// script call is named by its script ("evalsha:apply").
 type pipelineLog struct {
 	mu    sync.Mutex
 	pipes [][]string
 }
+
+// scriptNames names the store's scripts by their SHA1.
+var scriptNames = statestore.ScriptNames()
 
 func (l *pipelineLog) DialHook(next redis.DialHook) redis.DialHook          { return next }
 func (l *pipelineLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
@@ -28,6 +33,9 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		names := make([]string, len(cmds))
 		for i, c := range cmds {
 			names[i] = c.Name()
+			if args := c.Args(); names[i] == "evalsha" && len(args) > 1 {
+				names[i] += ":" + scriptNames[fmt.Sprint(args[1])]
+			}
 		}
 		err := next(ctx, cmds)
 		l.mu.Lock()
@@ -72,10 +80,10 @@ func TestClusterNoticesFollowTheirWrite(t *testing.T) {
 
 			write, notice := -1, -1
 			for i, names := range log.pipes {
-				if slices.Contains(names, "evalsha") || slices.Contains(names, "eval") {
+				if slices.Contains(names, "evalsha:apply") || slices.Contains(names, "evalsha:start") {
 					write = max(write, i)
 				}
-				if slices.Contains(names, "publish") && notice < 0 {
+				if slices.Contains(names, "evalsha:ended") && notice < 0 {
 					notice = i
 				}
 			}

@@ -118,13 +118,14 @@ func (s *Service) queueReindex(ctx context.Context, pipe redis.Pipeliner, g *run
 }
 
 // queueNotices queues the pub/sub notices of g's write: the run ended
-// (api waiters read the run again), or the batch cancelled attempts
+// (carrying the run as stored, so api waiters answer without reading it;
+// statestore.Keys.QueueEnded), or the batch cancelled attempts
 // (workers holding them check their claims at once, and kill a running
 // shell, instead of at their next heartbeat). Best effort: the waiters'
 // timeouts and the heartbeats are the guarantee, the notices the speed.
 func (s *Service) queueNotices(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
 	if r := g.o.run; r != nil && r.Status.Terminal() && g.eff.RunStatusChanged() {
-		pipe.Publish(ctx, s.keys.EndedChannel(), g.run)
+		s.keys.QueueEnded(ctx, pipe, g.run)
 	}
 	for _, c := range g.eff.Changes {
 		if c.State == records.NodeCancelled {
