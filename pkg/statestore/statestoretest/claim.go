@@ -118,6 +118,8 @@ func testHeartbeatAndRelease(t *testing.T, e env) {
 	require.NoError(t, e.store.ReleaseClaim(e.ctx, a, "w1"))
 	require.Zero(t, e.rdb.Exists(e.ctx, claim).Val())
 
+	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeRunning, Attempt: 2})
+	require.Equal(t, statestore.ClaimStale, beat("w1"), "heartbeat must stop an attempt the node has moved past")
 	e.putNode(t, "r1", "A", records.NodeRecord{State: records.NodeCancelled, Attempt: 1})
 	require.Equal(t, statestore.ClaimFinished, beat("w1"), "heartbeat must tell the worker to stop a cancelled attempt")
 	require.NoError(t, e.rdb.HDel(e.ctx, e.keys.Nodes("r1"), "A").Err())
