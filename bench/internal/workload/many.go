@@ -40,7 +40,7 @@ func (s *session) runStates(ctx context.Context, ids []string) ([]runState, erro
 	out := make([]runState, 0, len(ids))
 	for from := 0; from < len(ids); from += stateChunk {
 		chunk := ids[from:min(from+stateChunk, len(ids))]
-		pipe := s.env.Redis.Pipeline()
+		pipe := s.rdb.Pipeline()
 		for _, id := range chunk {
 			pipe.HMGet(ctx, s.keys.Run(id), records.FieldStatus, records.FieldCreated, records.FieldFinished)
 		}
@@ -106,7 +106,7 @@ func (s *session) waitAll(ctx context.Context, ids []string, within time.Duratio
 		}
 		for _, r := range states {
 			if !r.terminal() {
-				return false, s.svc.Alive()
+				return false, s.alive()
 			}
 		}
 		return true, nil
