@@ -78,8 +78,8 @@ func requireNewFigures(t *testing.T, entry string, l map[string]any) {
 	case "inflight":
 		// At smoke size the runs take milliseconds: the peak may be read
 		// as they end, with none outstanding, and the line must say so.
-		require.Positive(t, l["outstanding_instances_max"], "instances outstanding at the first read, right after the starts")
-		require.GreaterOrEqual(t, l["outstanding_instances_max"], l["outstanding_instances"])
+		require.Positive(t, l["outstanding_instances_highest"], "instances outstanding at the first read, right after the starts")
+		require.GreaterOrEqual(t, l["outstanding_instances_highest"], l["outstanding_instances"])
 		if l["outstanding_instances"].(float64) < l["n"].(float64) {
 			require.Contains(t, l["method"], "NOTE: fewer instances than intended were outstanding")
 		}

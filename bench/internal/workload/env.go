@@ -242,17 +242,14 @@ func (s *session) runOnce(ctx context.Context, wf string, within time.Duration) 
 	return s.waitSucceeded(ctx, id, within)
 }
 
-// clientWait is the ?wait= of runs timed at the client (runWaited): under
-// the api client's 30-s request timeout and the api's 60-s MaxWait.
-const clientWait = 25 * time.Second
-
-// runWaited requests a run of wf with ?wait=wait (at most clientWait) and
-// returns the ended run and the client wall: the bench clock from sending
-// the POST to holding the answer, in ms. A run that did not succeed, or
-// did not end within the wait, is an error.
-func (s *session) runWaited(ctx context.Context, wf string, wait time.Duration) (api.Run, float64, error) {
+// runWaited requests a run of wf with ?wait= (then GET /runs/{id}?wait=
+// while it goes on, for up to within in all) and returns the ended run
+// and the client wall: the bench clock from sending the POST to holding
+// the answer with the ended run, in ms. A run that did not succeed, or did
+// not end within, is an error.
+func (s *session) runWaited(ctx context.Context, wf string, within time.Duration) (api.Run, float64, error) {
 	t0 := time.Now()
-	r, err := s.api.StartAndWait(ctx, wf, min(wait, clientWait))
+	r, err := s.api.RunAndWait(ctx, wf, within)
 	ms := float64(time.Since(t0).Microseconds()) / 1000
 	if err != nil {
 		if aerr := s.alive(); aerr != nil {

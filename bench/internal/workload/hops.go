@@ -88,7 +88,7 @@ type hopRun struct {
 // waits until the tail saw every node in ids and returns the gaps between
 // their dispatches.
 func (s *session) tailedRunGaps(ctx context.Context, tail *dispatchTail, wf string, ids []string) (hopRun, error) {
-	r, ms, err := s.runWaited(ctx, wf, clientWait)
+	r, ms, err := s.runWaited(ctx, wf, warmTimeout)
 	if err != nil {
 		return hopRun{}, err
 	}

@@ -21,7 +21,7 @@ func InFlight(ctx context.Context, e *Env) (Line, error) {
 			"rss_mb: orchestrator VmHWM (peak reset before each repetition), read every %s while the runs go and once after they ended; "+
 			"outstanding_instances: node instances of those runs not in a terminal state, counted from Redis right after the VmHWM read that first showed "+
 			"the repetition's peak (a read-only Lua script over each run's nodes hash, run whenever VmHWM rose; a node without a record yet counts as outstanding); "+
-			"outstanding_instances_max: the most counted at any such read; rss_mb_api, rss_mb_worker: VmHWM of the api and the largest worker; "+
+			"outstanding_instances_highest: the most counted at any such read; rss_mb_api, rss_mb_worker: VmHWM of the api and the largest worker; "+
 			"wall_ms: first created → last finished (Redis, ms); tasks_per_s: n / wall", k, n, inflightSample)}
 	s, err := e.startSession(ctx, l.Workload, "")
 	if err != nil {
@@ -52,12 +52,12 @@ func InFlight(ctx context.Context, e *Env) (Line, error) {
 	l.set("wall_ms", wall)
 	l.set("tasks_per_s", perSecond(float64(k*n), wall))
 	l.set("outstanding_instances", outAtPeak)
-	l.set("outstanding_instances_max", outMax)
+	l.set("outstanding_instances_highest", outMax)
 	l.set("rss_mb_api", apiRSS)
 	l.set("rss_mb_worker", workerRSS)
 	if med := l.Figures["outstanding_instances"].Median; med < float64(k*n) {
-		l.Method += fmt.Sprintf("; NOTE: fewer instances than intended were outstanding when the peak was read: %.0f of %d (median of the repetitions), "+
-			"so rss_mb is not the memory of %d instances in flight", med, k*n, k*n)
+		l.Method += fmt.Sprintf("; NOTE: fewer instances than intended were outstanding when the peak was read: %.0f of %d (%.1f %%, median of the repetitions)",
+			med, k*n, 100*med/float64(k*n))
 	}
 	return l, nil
 }

@@ -201,7 +201,13 @@ func isStandard(name string) bool {
 func (l Line) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
+	seen := map[string]bool{}
+	var dup []string
 	put := func(k string, v any) {
+		if seen[k] { // e.g. a figure named like another's _min or _max
+			dup = append(dup, k)
+		}
+		seen[k] = true
 		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
@@ -241,6 +247,9 @@ func (l Line) MarshalJSON() ([]byte, error) {
 		put("error", l.Error)
 	}
 	b.WriteByte('}')
+	if len(dup) > 0 {
+		return nil, fmt.Errorf("line %s: keys written twice: %s", l.Workload, strings.Join(dup, ", "))
+	}
 	return b.Bytes(), nil
 }
 

@@ -89,3 +89,13 @@ func TestLinePooledAndGoals(t *testing.T) {
 	l.setGoals("", goal{figure: "client_wall_ms", atMost: true, limit: 300})
 	require.Nil(t, l.met(), "a missing figure is neither met nor missed")
 }
+
+// A figure named like another's _min or _max would write a key twice.
+func TestLineJSONDuplicateKey(t *testing.T) {
+	t.Parallel()
+	l := Line{Workload: "w", N: 1, Runs: 3}
+	l.set("outstanding", []float64{1, 2, 3})
+	l.set("outstanding_max", []float64{1, 2, 3})
+	_, err := json.Marshal(l)
+	require.ErrorContains(t, err, "outstanding_max")
+}

@@ -98,8 +98,13 @@ func (s *session) startMany(ctx context.Context, wf string, count int) ([]string
 // waitAll polls the runs until every one is terminal (or within passes)
 // and requires they all succeeded.
 func (s *session) waitAll(ctx context.Context, ids []string, within time.Duration) ([]runState, error) {
+	return s.waitAllEvery(ctx, ids, within, pollEvery)
+}
+
+// waitAllEvery is waitAll reading the states every every.
+func (s *session) waitAllEvery(ctx context.Context, ids []string, within, every time.Duration) ([]runState, error) {
 	var states []runState
-	err := procstack.Poll(within, pollEvery, func() (bool, error) {
+	err := procstack.Poll(within, every, func() (bool, error) {
 		var err error
 		if states, err = s.runStates(ctx, ids); err != nil {
 			return false, err

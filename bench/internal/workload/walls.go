@@ -61,7 +61,7 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	var wall, client, rss, mem, memAll []float64
 	for rep := range e.Reps {
 		s.orchestratorPeak()
-		r, cms, err := s.runWaited(ctx, wf, clientWait)
+		r, cms, err := s.runWaited(ctx, wf, bigRunTimeout)
 		if err != nil {
 			return l, fmt.Errorf("%s rep %d: %w", spec.name, rep+1, err)
 		}
