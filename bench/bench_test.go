@@ -30,12 +30,75 @@ func TestSmoke(t *testing.T) {
 	lines := parseLines(t, out.String())
 	entries := workload.Suite(workload.Smoke)
 	require.Len(t, lines, len(entries), "one line per workload:\n%s", out.String())
-	for _, l := range lines {
+	for i, l := range lines {
 		name, _ := l["workload"].(string)
-		t.Run(name, func(t *testing.T) {
+		entry := entries[i].Name
+		t.Run(entry+"/"+name, func(t *testing.T) {
 			requireWellFormed(t, l)
-			require.NotContains(t, l, "setup", "the default setup's lines read as before the cluster setup")
+			if strings.HasPrefix(entry, "dev_") {
+				require.Equal(t, "dev", l["setup"], "a braid dev line says so")
+				require.Contains(t, l["method"], "Setup dev: ")
+			} else {
+				require.NotContains(t, l, "setup", "the default setup's lines read as before the cluster setup")
+			}
+			requireNewFigures(t, entry, l)
 		})
+	}
+}
+
+// requireNewFigures checks issue 20's figures where a line has them:
+// pooled percentiles with their sample count, client walls, both Redis
+// byte counts, the outstanding instances, Redis CPU in the costs, runs in
+// flight at a window's end, and met beside the goals.
+func requireNewFigures(t *testing.T, entry string, l map[string]any) {
+	t.Helper()
+	for _, suffix := range []string{"", "_off", "_on"} {
+		p50, ok := l["p50_ms"+suffix].(float64)
+		if !ok {
+			continue
+		}
+		require.Positive(t, l["latency_samples"+suffix], "pooled samples of p50_ms%s", suffix)
+		require.GreaterOrEqual(t, l["p99_ms"+suffix], p50, "pooled p99 ≥ pooled p50")
+		require.Contains(t, l["method"], "pooled")
+	}
+	if all, ok := l["redis_bytes_per_node_all"]; ok {
+		require.GreaterOrEqual(t, all, l["redis_bytes_per_node"], "everything ≥ the engine state alone")
+		require.Contains(t, []string{"chain_hop", "dev_chain_hop", "fanout", "dev_fanout", "fanout_big", "dev_fanout_big", "chain", "redis"}, entry)
+	}
+	switch entry {
+	case "chain_hop", "dev_chain_hop", "chain", "fanout_big", "dev_fanout_big":
+		require.Positive(t, l["client_wall_ms"], "client wall")
+		require.Positive(t, l["client_ms_per_node"], "client wall per node")
+		require.IsType(t, true, l["met"], "met beside the #20 goal")
+		require.Contains(t, l["target"], "#20: ")
+		require.Positive(t, l["redis_bytes_per_node_all"])
+	case "redis":
+		require.Positive(t, l["redis_bytes_per_node_all_null"])
+		require.Greater(t, l["redis_bytes_per_node_all"], l["redis_bytes_per_node_all_null"], "outputs cost memory")
+	case "inflight":
+		// At smoke size the runs take milliseconds: the peak may be read
+		// as they end, with none outstanding, and the line must say so.
+		require.Positive(t, l["outstanding_instances_highest"], "instances outstanding at the first read, right after the starts")
+		require.GreaterOrEqual(t, l["outstanding_instances_highest"], l["outstanding_instances"])
+		if l["outstanding_instances"].(float64) < l["n"].(float64) {
+			require.Contains(t, l["method"], "NOTE: fewer instances than intended were outstanding")
+		}
+	case "cost", "cost_foreach":
+		// 10-ms CPU ticks over smoke-sized work may read 0: null ratios.
+		for _, k := range []string{"redis_cpu_us_per_node_large", "redis_cpu_us_per_node_small", "cost_ratio_with_redis"} {
+			require.Contains(t, l, k)
+			if x, ok := l[k].(float64); ok {
+				require.GreaterOrEqual(t, x, 0.0, k)
+			}
+		}
+	case "diamond", "dev_diamond":
+		require.GreaterOrEqual(t, l["in_flight_at_end"], 0.0)
+		require.IsType(t, true, l["met"])
+		require.Contains(t, l["method"], "in_flight_at_end")
+	case "single", "dev_single":
+		require.IsType(t, true, l["met"])
+	case "tracing":
+		require.GreaterOrEqual(t, l["in_flight_at_end_on"], 0.0)
 	}
 }
 

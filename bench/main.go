@@ -16,6 +16,12 @@
 // masters with a replica each (six redis-server processes, AOF, appendfsync
 // everysec) and a kfakebroker process of three brokers instead of `braid
 // dev --only infra`; every line then carries "setup":"cluster".
+//
+// The dev setup (the dev_* workloads, in the default suite; with
+// BENCH_CLUSTER only when named) runs workloads on one fresh `braid dev`
+// process each — the product as a user runs it, default flags, its own
+// data dir and free loopback ports — and tags their lines "setup":"dev".
+// Services run at their default log level (info).
 package main
 
 import (

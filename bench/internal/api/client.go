@@ -114,11 +114,52 @@ func (c *Client) StartAndWait(ctx context.Context, workflow string, wait time.Du
 	err := c.Do(ctx, http.MethodPost, path, []byte(`{"input":{}}`), http.StatusOK, &r)
 	var se *StatusError
 	if errors.As(err, &se) && se.Status == http.StatusAccepted {
-		return r, fmt.Errorf("start workflow=%s: run not ended within %s: %s", workflow, wait, se.Body)
+		return r, fmt.Errorf("start workflow=%s: run not ended within %s: %w", workflow, wait, se)
 	}
 	if err == nil && r.ID == "" {
 		err = fmt.Errorf("start workflow=%s: answer has no run id", workflow)
 	}
+	return r, err
+}
+
+// waitStep is each request's ?wait= in RunAndWait: under the client's
+// request timeout.
+const waitStep = 25 * time.Second
+
+// RunAndWait requests a run of workflow with an empty input and ?wait=,
+// and while the answer is 202 (the run goes on) waits more with GET
+// /runs/{id}?wait=, until the run has ended or within has passed (an
+// error). It returns the ended run.
+func (c *Client) RunAndWait(ctx context.Context, workflow string, within time.Duration) (Run, error) {
+	deadline := time.Now().Add(within)
+	step := func() time.Duration { return max(min(waitStep, time.Until(deadline)), time.Millisecond) }
+	r, err := c.StartAndWait(ctx, workflow, step())
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusAccepted {
+		return r, err
+	}
+	var acc struct {
+		RunID string `json:"run_id"`
+	}
+	if jerr := json.Unmarshal([]byte(se.Body), &acc); jerr != nil || acc.RunID == "" {
+		return r, fmt.Errorf("start workflow=%s: 202 without run_id: %.200s", workflow, se.Body)
+	}
+	for {
+		r, err = c.getRunWait(ctx, acc.RunID, step())
+		if err != nil || r.Terminal() {
+			return r, err
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("run %s not ended within %s (status %s)", acc.RunID, within, r.Status)
+		}
+	}
+}
+
+// getRunWait reads a run with GET /runs/{id}?wait=, which answers once
+// the run has ended or the wait has passed.
+func (c *Client) getRunWait(ctx context.Context, id string, wait time.Duration) (Run, error) {
+	var r Run
+	err := c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"?wait="+wait.String(), nil, http.StatusOK, &r)
 	return r, err
 }
 

@@ -30,8 +30,9 @@ type Options struct {
 	Partitions int
 	// OrchestratorPprof, when set, is the orchestrator's BRAID_PPROF_ADDR.
 	OrchestratorPprof string
-	// LogLevel is BRAID_LOG_LEVEL of every service; default warn (logging
-	// every event would measure the logger).
+	// LogLevel, when set, is BRAID_LOG_LEVEL of every service; by default
+	// it is not set, so the services log at their default level (info,
+	// pkg/envconf), as they run in production.
 	LogLevel string
 	// Env is added to every service's environment (e.g. OTEL_* settings).
 	Env []string
@@ -67,7 +68,9 @@ func StartServices(infra *Infra, bins procstack.Binaries, dir string, o Options,
 		"BRAID_KAFKA_BROKERS=" + infra.Brokers, "BRAID_REDIS_URL=" + infra.RedisURL,
 		"BRAID_KAFKA_TOPIC_PREFIX=" + s.TopicPrefix, "BRAID_REDIS_NAMESPACE=" + s.Namespace,
 		"BRAID_KAFKA_PARTITIONS=" + strconv.Itoa(cmp.Or(o.Partitions, 6)),
-		"BRAID_LOG_LEVEL=" + cmp.Or(o.LogLevel, "warn"),
+	}
+	if o.LogLevel != "" {
+		env = append(env, "BRAID_LOG_LEVEL="+o.LogLevel)
 	}
 	env = append(env, o.Env...)
 	if err := s.start(dir, bins, env, o, apiAddr, id); err != nil {

@@ -60,3 +60,47 @@ func Diffs(xs []float64) []float64 {
 	}
 	return out
 }
+
+// Pooled is a percentile over repeated sample sets: the p-th percentile of
+// every sample of every set together, not a median of the sets'
+// percentiles, with the spread of the sets next to it.
+type Pooled struct {
+	// Value is the nearest-rank p-th percentile of all samples pooled.
+	Value float64
+	// Min and Max are the lowest and highest of the per-set percentiles.
+	Min, Max float64
+	// Samples is the pooled sample count; SetMin and SetMax the smallest
+	// and largest set.
+	Samples, SetMin, SetMax int
+}
+
+// PooledPercentile returns the p-th percentile (nearest rank) of every
+// sample of sets pooled, with the min and max of the per-set percentiles.
+// Empty sets count in SetMin but have no percentile; no samples at all
+// give a zero Pooled with Value NaN.
+func PooledPercentile(sets [][]float64, p float64) Pooled {
+	var all []float64
+	out := Pooled{Value: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+	for i, s := range sets {
+		all = append(all, s...)
+		if i == 0 || len(s) < out.SetMin {
+			out.SetMin = len(s)
+		}
+		out.SetMax = max(out.SetMax, len(s))
+		if len(s) == 0 {
+			continue
+		}
+		x := Percentile(s, p)
+		if math.IsNaN(out.Min) || x < out.Min {
+			out.Min = x
+		}
+		if math.IsNaN(out.Max) || x > out.Max {
+			out.Max = x
+		}
+	}
+	out.Samples = len(all)
+	if len(all) > 0 {
+		out.Value = Percentile(all, p)
+	}
+	return out
+}

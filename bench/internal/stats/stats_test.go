@@ -55,3 +55,37 @@ func seq(n int) []float64 {
 	}
 	return out
 }
+
+// Pooling differs from the median of per-repetition percentiles: three
+// repetitions of 99 gaps where one holds a slow tail.
+func TestPooledPercentile(t *testing.T) {
+	t.Parallel()
+	fast := repeatN(1, 99)
+	slow := append(repeatN(1, 90), repeatN(10, 9)...)
+	sets := [][]float64{fast, fast, slow}
+	got := PooledPercentile(sets, 99)
+	// Per repetition the p99 (nearest rank, 99 samples: the max) is 1, 1
+	// and 10; their median is 1. Pooled, 9 of 297 samples are 10: the p99
+	// (rank 295) is 10.
+	perRep := Summarize([]float64{Percentile(fast, 99), Percentile(fast, 99), Percentile(slow, 99)})
+	require.Equal(t, 1.0, perRep.Median)
+	require.Equal(t, Pooled{Value: 10, Min: 1, Max: 10, Samples: 297, SetMin: 99, SetMax: 99}, got)
+
+	// p50 of the pool is the 149th of 297 sorted samples.
+	require.Equal(t, 1.0, PooledPercentile(sets, 50).Value)
+	require.Equal(t, 2.0, PooledPercentile([][]float64{{1, 2}, {3}}, 50).Value)
+
+	empty := PooledPercentile(nil, 99)
+	require.True(t, math.IsNaN(empty.Value))
+	require.Zero(t, empty.Samples)
+	withEmpty := PooledPercentile([][]float64{{}, {5, 7}}, 99)
+	require.Equal(t, Pooled{Value: 7, Min: 7, Max: 7, Samples: 2, SetMin: 0, SetMax: 2}, withEmpty)
+}
+
+func repeatN(x float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}

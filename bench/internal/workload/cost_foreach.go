@@ -23,8 +23,8 @@ func CompletionCostForeach(ctx context.Context, e *Env) (Line, error) {
 		Method: fmt.Sprintf("cost_ratio: orchestrator CPU (utime+stime from /proc, 10 ms ticks) per completion in ONE run of a transform node making "+
 			"%d items, a noop foreach over them and a noop join (%d completions: the items node, every instance, the join), divided by the same "+
 			"per completion in %d runs of that definition over %d items (%d completions each) started at once; "+
-			"cpu_us_per_node_large/_small: those costs; wall_ms: the large run, created → finished", n, large, smallRuns,
-			costForeachSmallItems, costSmallNodes)}
+			"cpu_us_per_node_large/_small: those costs; %s; wall_ms: the large run, created → finished", n, large, smallRuns,
+			costForeachSmallItems, costSmallNodes, redisCostMethod)}
 	return e.compareCost(ctx, l, costPair{large: foreachJoinDef("large", n), largeN: large, largeTimeout: foreachTimeout,
 		small: foreachJoinDef("small", costForeachSmallItems), smallRuns: smallRuns})
 }

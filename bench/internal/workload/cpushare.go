@@ -12,22 +12,40 @@ import (
 // kfake running inside it), the redis-server process(es) and the bench
 // itself — so a load can say which one was busy.
 type cpuShares struct {
-	t0   time.Time
-	pids map[string][]int
-	at0  map[string]time.Duration
+	t0    time.Time
+	names []string
+	pids  map[string][]int
+	at0   map[string]time.Duration
 }
 
-// cpuShareNames are the groups reported, as cpu_pct_<name> figures.
-var cpuShareNames = []string{"orchestrator", "api", "workers", "kfake", "redis", "bench"}
+// cpuShareNames are the groups reported on separate processes, as
+// cpu_pct_<name> figures; devShareNames those of the dev setup, where one
+// braid_dev process runs kfake, the api, the orchestrator and the workers.
+var (
+	cpuShareNames = []string{"orchestrator", "api", "workers", "kfake", "redis", "bench"}
+	devShareNames = []string{"braid_dev", "redis", "bench"}
+)
+
+// shareNames are the CPU groups of s.
+func (s *session) shareNames() []string {
+	if s.dev != nil {
+		return devShareNames
+	}
+	return cpuShareNames
+}
 
 // startCPUShares records the processes' CPU times now.
 func (s *session) startCPUShares() *cpuShares {
-	c := &cpuShares{t0: time.Now(), pids: map[string][]int{
-		"orchestrator": {s.svc.Orchestrator.PID()}, "api": {s.svc.API.PID()},
-		"kfake": s.env.Infra.KafkaPIDs(), "redis": s.env.Infra.RedisPIDs(), "bench": {os.Getpid()},
-	}, at0: map[string]time.Duration{}}
-	for _, w := range s.svc.Workers {
-		c.pids["workers"] = append(c.pids["workers"], w.PID())
+	c := &cpuShares{t0: time.Now(), names: s.shareNames(),
+		pids: map[string][]int{"redis": s.redisPIDs(), "bench": {os.Getpid()}}, at0: map[string]time.Duration{}}
+	if s.dev != nil {
+		c.pids["braid_dev"] = []int{s.dev.Proc.PID()}
+	} else {
+		c.pids["orchestrator"], c.pids["api"] = []int{s.svc.Orchestrator.PID()}, []int{s.svc.API.PID()}
+		c.pids["kfake"] = s.env.Infra.KafkaPIDs()
+		for _, w := range s.svc.Workers {
+			c.pids["workers"] = append(c.pids["workers"], w.PID())
+		}
 	}
 	for name, pids := range c.pids {
 		if len(pids) == 0 {
@@ -65,7 +83,7 @@ func (c *cpuShares) used() map[string]time.Duration {
 func (c *cpuShares) percents() map[string]float64 {
 	wall := time.Since(c.t0)
 	out := map[string]float64{}
-	for _, name := range cpuShareNames {
+	for _, name := range c.names {
 		if _, ok := c.pids[name]; !ok {
 			out[name] = nanF()
 			continue

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// node is one node of a generated definition: noop with no config, so
-// outputs are empty and Redis holds only the engine's own state.
+// node is one node of a generated definition: mostly noop with no config,
+// so outputs are null and Redis holds only the engine's own state.
 type node struct {
 	ID        string   `json:"id"`
 	Handler   string   `json:"handler"`
@@ -73,4 +73,26 @@ func foreachJoinDef(name string, items int) []byte {
 		{ID: "each", Handler: "noop", DependsOn: []string{"items"}, Foreach: "<< items >>"},
 		{ID: "join", Handler: "noop", DependsOn: []string{"each"}},
 	})
+}
+
+// outputConfigExample is the config (and so the output) of a node of
+// fanOutOutputsDef, for the method; ids differ by node.
+const outputConfigExample = `{"node":"n123","ok":true}`
+
+// fanOutOutputsDef is fanOutDef with every node a noop echoing a small
+// JSON object as its output ({"node":<id>,"ok":true}), so the run's
+// outputs hash holds real values.
+func fanOutOutputsDef(name string, n int) []byte {
+	n = max(n, 3)
+	out := func(id string) map[string]any { return map[string]any{"node": id, "ok": true} }
+	nodes := make([]node, 0, n)
+	nodes = append(nodes, node{ID: "root", Handler: "noop", Config: out("root")})
+	mids := make([]string, 0, n-2)
+	for i := range n - 2 {
+		id := nodeID(i)
+		mids = append(mids, id)
+		nodes = append(nodes, node{ID: id, Handler: "noop", DependsOn: []string{"root"}, Config: out(id)})
+	}
+	nodes = append(nodes, node{ID: "join", Handler: "noop", DependsOn: mids, Config: out("join")})
+	return definition(name, nodes)
 }

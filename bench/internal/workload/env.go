@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -87,6 +88,8 @@ type Env struct {
 	// Profile, when set, asks for an orchestrator CPU profile of the
 	// repetition of the named workload, written to ProfilePath.
 	Profile, ProfilePath string
+	// dev makes sessions `braid dev` processes (see OnDev).
+	dev bool
 }
 
 // FloorFigures are the medians of the transport floor.
@@ -100,10 +103,18 @@ type FloorFigures struct {
 // runResult is a finished run as the api shows it.
 type runResult = api.Run
 
-// session is one workload's services and clients.
+// session is one workload's services and clients: separate processes on
+// Infra (svc), or one `braid dev` process with its own broker and Redis
+// (dev). Exactly one of svc and dev is set.
 type session struct {
-	env  *Env
-	svc  *stack.Services
+	env *Env
+	svc *stack.Services
+	dev *stack.Dev
+	// main is the process whose memory and CPU a line reports as the
+	// engine's: the orchestrator, or the whole braid dev process.
+	main *procstack.Proc
+	// rdb reads the session's Redis: Env.Redis, or the dev process's own.
+	rdb  redis.UniversalClient
 	api  *api.Client
 	keys statestore.Keys
 	bus  eventbus.Config
@@ -120,27 +131,66 @@ func (e *Env) startSession(ctx context.Context, name string, pprofAddr string) (
 	return e.startSessionWith(ctx, name, stack.Options{Workers: e.Sizes.WorkerProcesses, OrchestratorPprof: pprofAddr})
 }
 
-// startSessionWith is startSession with the services' options given.
+// startSessionWith is startSession with the services' options given. On
+// the dev setup (Env.OnDev) it starts a fresh `braid dev` instead, as a
+// user runs it: opts do not apply there.
 func (e *Env) startSessionWith(ctx context.Context, name string, opts stack.Options) (*session, error) {
 	dir := filepath.Join(e.Dir, name)
+	if e.dev {
+		dir += "_dev"
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	var s *session
+	var err error
+	if e.dev {
+		s, err = e.startDev(ctx, dir)
+	} else {
+		s, err = e.startServices(ctx, dir, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := s.warmUp(ctx); err != nil {
+		s.close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+// startServices starts an orchestrator, workers and the api on e.Infra.
+func (e *Env) startServices(ctx context.Context, dir string, opts stack.Options) (*session, error) {
 	svc, err := stack.StartServices(e.Infra, e.Bins, dir, opts, func(s *stack.Services) bool {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		return api.New(s.URL, s.Key, 1).Ready(rctx, s.WorkerIDs)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	s := &session{env: e, svc: svc, api: api.New(svc.URL, svc.Key, 256), keys: statestore.Keys{Namespace: svc.Namespace},
-		bus: eventbus.Config{Brokers: e.Infra.BrokerList(), TopicPrefix: svc.TopicPrefix, ClientID: "braid-bench"}}
-	if err := s.warmUp(ctx); err != nil {
-		_ = svc.Stop()
-		return nil, fmt.Errorf("%s: %w", name, err)
+	return &session{env: e, svc: svc, main: svc.Orchestrator, rdb: e.Redis, api: api.New(svc.URL, svc.Key, 256),
+		keys: statestore.Keys{Namespace: svc.Namespace},
+		bus:  eventbus.Config{Brokers: e.Infra.BrokerList(), TopicPrefix: svc.TopicPrefix, ClientID: "braid-bench"}}, nil
+}
+
+// startDev starts a fresh `braid dev` and a client of its Redis; its keys
+// and topics carry no namespace or prefix, as for a user.
+func (e *Env) startDev(ctx context.Context, dir string) (*session, error) {
+	d, err := stack.StartDev(e.Bins, dir, func(d *stack.Dev) bool {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		return api.New(d.URL, d.Key, 1).Ready(rctx, d.WorkerIDs)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return s, nil
+	rdb, err := statestore.NewClient(ctx, d.RedisURL, 10*time.Second)
+	if err != nil {
+		return nil, errors.Join(err, d.Stop())
+	}
+	return &session{env: e, dev: d, main: d.Proc, rdb: rdb, api: api.New(d.URL, d.Key, 256),
+		bus: eventbus.Config{Brokers: []string{d.Kafka}, ClientID: "braid-bench"}}, nil
 }
 
 // warmUp registers and completes a 3-node chain.
@@ -153,11 +203,33 @@ func (s *session) warmUp(ctx context.Context) error {
 	return err
 }
 
-// close stops the services.
+// close stops the services (and closes the dev setup's Redis client).
 func (s *session) close() {
-	if err := s.svc.Stop(); err != nil {
+	var err error
+	if s.dev != nil {
+		err = errors.Join(s.rdb.Close(), s.dev.Stop())
+	} else {
+		err = s.svc.Stop()
+	}
+	if err != nil {
 		s.env.Log.Warn("stop services", "err", err)
 	}
+}
+
+// alive reports an error naming a service process that exited.
+func (s *session) alive() error {
+	if s.dev != nil {
+		return s.dev.Alive()
+	}
+	return s.svc.Alive()
+}
+
+// redisPIDs are the redis-server processes the session's state lives in.
+func (s *session) redisPIDs() []int {
+	if s.dev != nil {
+		return s.dev.RedisPIDs()
+	}
+	return s.env.Infra.RedisPIDs()
 }
 
 // runOnce starts a run of wf and waits until it ends; a run that did not
@@ -170,11 +242,32 @@ func (s *session) runOnce(ctx context.Context, wf string, within time.Duration) 
 	return s.waitSucceeded(ctx, id, within)
 }
 
+// runWaited requests a run of wf with ?wait= (then GET /runs/{id}?wait=
+// while it goes on, for up to within in all) and returns the ended run
+// and the client wall: the bench clock from sending the POST to holding
+// the answer with the ended run, in ms. A run that did not succeed, or did
+// not end within, is an error.
+func (s *session) runWaited(ctx context.Context, wf string, within time.Duration) (api.Run, float64, error) {
+	t0 := time.Now()
+	r, err := s.api.RunAndWait(ctx, wf, within)
+	ms := float64(time.Since(t0).Microseconds()) / 1000
+	if err != nil {
+		if aerr := s.alive(); aerr != nil {
+			err = fmt.Errorf("%w (%v)", err, aerr)
+		}
+		return r, 0, err
+	}
+	if r.Status != "succeeded" {
+		return r, 0, fmt.Errorf("run %s ended %s: %s", r.ID, r.Status, r.Error)
+	}
+	return r, ms, nil
+}
+
 // waitSucceeded polls the run until it ends and requires it succeeded.
 func (s *session) waitSucceeded(ctx context.Context, id string, within time.Duration) (api.Run, error) {
 	r, err := s.api.WaitRun(ctx, id, within, 10*time.Millisecond)
 	if err != nil {
-		if aerr := s.svc.Alive(); aerr != nil {
+		if aerr := s.alive(); aerr != nil {
 			err = fmt.Errorf("%w (%v)", err, aerr)
 		}
 		return r, err
@@ -185,16 +278,18 @@ func (s *session) waitSucceeded(ctx context.Context, id string, within time.Dura
 	return r, nil
 }
 
-// orchestratorPeak resets the orchestrator's VmHWM; read it with orchestratorMem.
+// orchestratorPeak resets the VmHWM of the orchestrator (of the braid dev
+// process on the dev setup); read it with rssMB.
 func (s *session) orchestratorPeak() {
-	if err := s.svc.Orchestrator.ResetPeak(); err != nil {
+	if err := s.main.ResetPeak(); err != nil {
 		s.env.Log.Warn("reset peak", "err", err)
 	}
 }
 
-// rssMB returns the orchestrator's VmHWM in MiB (NaN when unreadable).
+// rssMB returns the orchestrator's (braid dev's) VmHWM in MiB (NaN when
+// unreadable).
 func (s *session) rssMB() float64 {
-	m, err := s.svc.Orchestrator.ReadMem()
+	m, err := s.main.ReadMem()
 	if err != nil {
 		s.env.Log.Warn("read orchestrator memory", "err", err)
 		return nanF()

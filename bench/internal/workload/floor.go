@@ -22,8 +22,10 @@ func TransportFloor(ctx context.Context, e *Env) (Line, error) {
 		Target: "reference: what one hop costs on this broker and Redis",
 		Method: "a minimal loop on the services' eventbus settings: fetch a record from a kfake topic, HSET one node-record-sized field, publish the next record (RequireAll), commit. " +
 			"p50_ms/p99_ms: client-clock gap between consecutive consumes of one record circulating alone (n sequential hops); wall_ms: those n hops; " +
-			"tasks_per_s: hops per second with 1000 records circulating, batches of up to 512 per fetch, one pipelined HSET round trip and one publish per batch"}
-	var p50, p99, wall, tput []float64
+			"tasks_per_s: hops per second with 1000 records circulating, batches of up to 512 per fetch, one pipelined HSET round trip and one publish per batch; " +
+			"the ratios of later lines divide by this line's pooled p50 and median tasks_per_s; " + pooledMethod}
+	var sets [][]float64
+	var wall, tput []float64
 	for rep := range e.Reps {
 		id, err := uniqueTag()
 		if err != nil {
@@ -44,12 +46,10 @@ func TransportFloor(ctx context.Context, e *Env) (Line, error) {
 		if err != nil {
 			return l, fmt.Errorf("transport floor rep %d: %w", rep+1, err)
 		}
-		p50, p99 = append(p50, stats.Percentile(gaps, 50)), append(p99, stats.Percentile(gaps, 99))
-		wall = append(wall, sum(gaps))
-		e.Log.Info("transport floor", "rep", rep+1, "p50_ms", p50[rep], "p99_ms", p99[rep], "hops_per_s", math.Round(tput[rep]))
+		sets, wall = append(sets, gaps), append(wall, sum(gaps))
+		e.Log.Info("transport floor", "rep", rep+1, "p50_ms", stats.Percentile(gaps, 50), "p99_ms", stats.Percentile(gaps, 99), "hops_per_s", math.Round(tput[rep]))
 	}
-	l.set("p50_ms", p50)
-	l.set("p99_ms", p99)
+	l.setPooled("", sets)
 	l.set("wall_ms", wall)
 	l.set("tasks_per_s", tput)
 	l.set("floor_ratio", repeat(1.0, e.Reps))

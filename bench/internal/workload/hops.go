@@ -12,15 +12,18 @@ import (
 // tailLiveTimeout bounds waiting for the dispatch tail to see a whole run.
 const tailLiveTimeout = 60 * time.Second
 
-// ChainHops runs a chain of noop nodes Reps times and reports per-hop latency.
+// ChainHops runs a chain of noop nodes Reps times and reports per-hop
+// latency and the wall time at the client.
 func ChainHops(ctx context.Context, e *Env) (Line, error) {
 	n := e.Sizes.HopChain
-	l := Line{Workload: fmt.Sprintf("chain_%d_hop", n), N: n, Runs: e.Reps, Target: "p50 ≤ 1 ms, p99 ≤ 5 ms per hop",
+	l := Line{Workload: fmt.Sprintf("chain_%d_hop", n), N: n, Runs: e.Reps,
 		Method: "p50_ms/p99_ms: per hop, the gaps between consecutive nodes' task.dispatch records as first seen by a read-only Kafka consumer " +
-			"(bench clock, µs; one hop = worker claims, runs and reports node i, orchestrator stores it and dispatches node i+1); " +
-			"hop_mean_ms: wall_ms / nodes; wall_ms: run created_at → finished_at (api, ms); tasks_per_s: nodes / wall; " +
-			"rss_mb: orchestrator VmHWM during the run; redis_bytes_per_node: MEMORY USAGE of the run's keys without outputs / nodes; " +
-			"floor_ratio: p50 / (2 × floor hop p50), a hop being two messages"}
+			"(bench clock, µs; one hop = worker claims, runs and reports node i, orchestrator stores it and dispatches node i+1; n-1 gaps per run); " +
+			"client_wall_ms: bench clock from sending POST /workflows/{name}/runs?wait= to holding its answer, the succeeded run; " +
+			"client_ms_per_node: client_wall_ms / nodes; hop_mean_ms: wall_ms / nodes; wall_ms: run created_at → finished_at (api, ms); tasks_per_s: nodes / wall; " +
+			"rss_mb: orchestrator VmHWM during the run; " + redisBytesMethod + " (noop nodes without config: every output is null; the redis_bytes_per_node line has nodes with outputs); " +
+			"floor_ratio: per-repetition p50 / (2 × floor hop p50), a hop being two messages; " + pooledMethod}
+	l.setGoals("p50 ≤ 1 ms, p99 ≤ 5 ms per hop (#6)", goal{figure: "client_ms_per_node", atMost: true, limit: 0.8})
 	s, err := e.startSession(ctx, l.Workload, "")
 	if err != nil {
 		return l, err
@@ -40,57 +43,54 @@ func ChainHops(ctx context.Context, e *Env) (Line, error) {
 		ids[i] = nodeID(i)
 	}
 	// A first run proves the tail is live: later arrivals are real time.
-	if err := s.tailedRun(ctx, tail, wf, ids, nil); err != nil {
+	if _, err := s.tailedRunGaps(ctx, tail, wf, ids); err != nil {
 		return l, fmt.Errorf("%s warm-up: %w", l.Workload, err)
 	}
-	var p50, p99, wall, mean, rss, mem []float64
+	var sets [][]float64
+	var p50, wall, client, mean, rss, mem, memAll []float64
 	for rep := range e.Reps {
 		s.orchestratorPeak()
-		var gaps []float64
-		r, err := s.tailedRunGaps(ctx, tail, wf, ids, &gaps)
+		h, err := s.tailedRunGaps(ctx, tail, wf, ids)
 		if err != nil {
 			return l, fmt.Errorf("%s rep %d: %w", l.Workload, rep+1, err)
 		}
-		w, _ := r.WallMs()
-		bpn, err := s.runBytesPerNode(ctx, r.ID, n)
+		w, _ := h.run.WallMs()
+		bpn, all, err := s.runBytesPerNode(ctx, h.run.ID, wf, n)
 		if err != nil {
 			return l, err
 		}
-		p50, p99, wall = append(p50, stats.Percentile(gaps, 50)), append(p99, stats.Percentile(gaps, 99)), append(wall, w)
-		mean, rss, mem = append(mean, w/float64(n)), append(rss, s.rssMB()), append(mem, bpn)
-		e.Log.Info(l.Workload, "rep", rep+1, "p50_ms", p50[rep], "p99_ms", p99[rep], "wall_ms", w)
+		sets, p50, wall, client = append(sets, h.gaps), append(p50, stats.Percentile(h.gaps, 50)), append(wall, w), append(client, h.clientMs)
+		mean, rss, mem, memAll = append(mean, w/float64(n)), append(rss, s.rssMB()), append(mem, bpn), append(memAll, all)
+		e.Log.Info(l.Workload, "rep", rep+1, "p50_ms", p50[rep], "p99_ms", stats.Percentile(h.gaps, 99), "wall_ms", w, "client_wall_ms", h.clientMs)
 	}
-	l.set("p50_ms", p50)
-	l.set("p99_ms", p99)
+	l.setPooled("", sets)
 	l.set("wall_ms", wall)
 	l.set("tasks_per_s", perSecond(float64(n), wall))
 	l.set("rss_mb", rss)
 	l.set("redis_bytes_per_node", mem)
 	l.set("floor_ratio", ratios(p50, 2*e.Floor.HopP50Ms))
+	l.set("client_wall_ms", client)
+	l.set("client_ms_per_node", perNode(client, n))
 	l.set("hop_mean_ms", mean)
+	l.set("redis_bytes_per_node_all", memAll)
 	return l, nil
 }
 
-// tailedRunGaps runs wf and returns the gaps between its nodes' dispatches.
-func (s *session) tailedRunGaps(ctx context.Context, tail *dispatchTail, wf string, ids []string, gaps *[]float64) (runResult, error) {
-	var r runResult
-	err := s.tailedRun(ctx, tail, wf, ids, func(res runResult, at []time.Time) {
-		r = res
-		xs := make([]float64, len(at))
-		for i, t := range at {
-			xs[i] = float64(t.Sub(at[0]).Microseconds()) / 1000
-		}
-		*gaps = stats.Diffs(xs)
-	})
-	return r, err
+// hopRun is one tailed chain run: the run, its client wall (ms) and the
+// gaps between its nodes' dispatches (ms).
+type hopRun struct {
+	run      runResult
+	clientMs float64
+	gaps     []float64
 }
 
-// tailedRun runs wf to success, waits until the tail saw every node in ids
-// and hands both to got (when non-nil).
-func (s *session) tailedRun(ctx context.Context, tail *dispatchTail, wf string, ids []string, got func(runResult, []time.Time)) error {
-	r, err := s.runOnce(ctx, wf, warmTimeout)
+// tailedRunGaps runs wf to success with ?wait=, timing it at the client,
+// waits until the tail saw every node in ids and returns the gaps between
+// their dispatches.
+func (s *session) tailedRunGaps(ctx context.Context, tail *dispatchTail, wf string, ids []string) (hopRun, error) {
+	r, ms, err := s.runWaited(ctx, wf, warmTimeout)
 	if err != nil {
-		return err
+		return hopRun{}, err
 	}
 	var at []time.Time
 	err = procstack.Poll(tailLiveTimeout, pollEvery, func() (bool, error) {
@@ -99,12 +99,22 @@ func (s *session) tailedRun(ctx context.Context, tail *dispatchTail, wf string, 
 		return ok, nil
 	})
 	if err != nil {
-		return fmt.Errorf("dispatch tail did not see every node of run %s: %w", r.ID, err)
+		return hopRun{}, fmt.Errorf("dispatch tail did not see every node of run %s: %w", r.ID, err)
 	}
-	if got != nil {
-		got(r, at)
+	xs := make([]float64, len(at))
+	for i, t := range at {
+		xs[i] = float64(t.Sub(at[0]).Microseconds()) / 1000
 	}
-	return nil
+	return hopRun{run: r, clientMs: ms, gaps: stats.Diffs(xs)}, nil
+}
+
+// perNode divides each of ms by nodes.
+func perNode(ms []float64, nodes int) []float64 {
+	out := make([]float64, len(ms))
+	for i, m := range ms {
+		out[i] = m / float64(nodes)
+	}
+	return out
 }
 
 // perSecond returns count / (ms/1000) for each of ms.

@@ -61,3 +61,41 @@ func TestDefinitions(t *testing.T) {
 	require.Equal(t, []string{"n2"}, def.Nodes[3].DependsOn)
 	require.Empty(t, def.Nodes[0].DependsOn)
 }
+
+// A pooled percentile is the percentile of every sample, its _min/_max the
+// per-repetition percentiles; met follows the headline values.
+func TestLinePooledAndGoals(t *testing.T) {
+	t.Parallel()
+	fast := make([]float64, 99)
+	for i := range fast {
+		fast[i] = 1
+	}
+	slow := append(append([]float64{}, fast[:90]...), 10, 10, 10, 10, 10, 10, 10, 10, 10)
+	l := Line{Workload: "w", N: 99, Runs: 3, Method: "m"}
+	l.setPooled("", [][]float64{fast, fast, slow})
+	l.set("tasks_per_s", []float64{5, 30, 25})
+	l.setGoals("older", goal{figure: "p99_ms", atMost: true, limit: 3}, goal{figure: "tasks_per_s", limit: 20})
+	b, err := json.Marshal(l)
+	require.NoError(t, err)
+	s := string(b)
+	// The median of the repetitions' p99 would be 1; pooled it is 10.
+	require.Contains(t, s, `"p50_ms":1,"p50_ms_min":1,"p50_ms_max":1,"p99_ms":10,"p99_ms_min":1,"p99_ms_max":10,`)
+	require.Contains(t, s, `"latency_samples":297,"latency_samples_min":297,"latency_samples_max":297,`+
+		`"latency_samples_per_rep":99,"latency_samples_per_rep_min":99,"latency_samples_per_rep_max":99,`)
+	require.Contains(t, s, `"target":"#20: p99_ms ≤ 3, tasks_per_s ≥ 20; older","met":false,"method":"m; met: `)
+
+	l.setPooled("", [][]float64{fast, fast, fast})
+	require.Equal(t, true, *l.met(), "p99 1 ≤ 3 and the median tasks/s 25 ≥ 20")
+	l.setGoals("", goal{figure: "client_wall_ms", atMost: true, limit: 300})
+	require.Nil(t, l.met(), "a missing figure is neither met nor missed")
+}
+
+// A figure named like another's _min or _max would write a key twice.
+func TestLineJSONDuplicateKey(t *testing.T) {
+	t.Parallel()
+	l := Line{Workload: "w", N: 1, Runs: 3}
+	l.set("outstanding", []float64{1, 2, 3})
+	l.set("outstanding_max", []float64{1, 2, 3})
+	_, err := json.Marshal(l)
+	require.ErrorContains(t, err, "outstanding_max")
+}

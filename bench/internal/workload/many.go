@@ -40,7 +40,7 @@ func (s *session) runStates(ctx context.Context, ids []string) ([]runState, erro
 	out := make([]runState, 0, len(ids))
 	for from := 0; from < len(ids); from += stateChunk {
 		chunk := ids[from:min(from+stateChunk, len(ids))]
-		pipe := s.env.Redis.Pipeline()
+		pipe := s.rdb.Pipeline()
 		for _, id := range chunk {
 			pipe.HMGet(ctx, s.keys.Run(id), records.FieldStatus, records.FieldCreated, records.FieldFinished)
 		}
@@ -98,15 +98,20 @@ func (s *session) startMany(ctx context.Context, wf string, count int) ([]string
 // waitAll polls the runs until every one is terminal (or within passes)
 // and requires they all succeeded.
 func (s *session) waitAll(ctx context.Context, ids []string, within time.Duration) ([]runState, error) {
+	return s.waitAllEvery(ctx, ids, within, pollEvery)
+}
+
+// waitAllEvery is waitAll reading the states every every.
+func (s *session) waitAllEvery(ctx context.Context, ids []string, within, every time.Duration) ([]runState, error) {
 	var states []runState
-	err := procstack.Poll(within, pollEvery, func() (bool, error) {
+	err := procstack.Poll(within, every, func() (bool, error) {
 		var err error
 		if states, err = s.runStates(ctx, ids); err != nil {
 			return false, err
 		}
 		for _, r := range states {
 			if !r.terminal() {
-				return false, s.svc.Alive()
+				return false, s.alive()
 			}
 		}
 		return true, nil

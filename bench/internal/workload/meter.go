@@ -80,7 +80,7 @@ func (s *session) startMeter(ctx context.Context, kc *kafkaCounter) (*meter, err
 	if err != nil {
 		return nil, err
 	}
-	rs, err := readRedisStats(ctx, s.env.Redis)
+	rs, err := readRedisStats(ctx, s.rdb)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *session) startMeter(ctx context.Context, kc *kafkaCounter) (*meter, err
 // comes after the window, so its work is not counted.
 func (m *meter) stop(ctx context.Context) (usage, error) {
 	u := usage{window: time.Since(m.t0), cpu: m.shares.used()}
-	rs, err := readRedisStats(ctx, m.s.env.Redis)
+	rs, err := readRedisStats(ctx, m.s.rdb)
 	if err != nil {
 		return u, err
 	}

@@ -133,7 +133,7 @@ func (s *session) newResourceRig(ctx context.Context) (*resourceRig, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &resourceRig{s: s, tail: tail, kafka: newKafkaCounter(s.env.Infra.BrokerList(), s.svc.TopicPrefix), single: single, shape: shape}
+	r := &resourceRig{s: s, tail: tail, kafka: newKafkaCounter(s.bus.Brokers, s.bus.TopicPrefix), single: single, shape: shape}
 	// A run the tail saw end proves it live: later ends arrive in real time.
 	if _, err := r.runAll(ctx, single, 1); err != nil {
 		r.close()
@@ -217,7 +217,7 @@ func (r *resourceRig) runAll(ctx context.Context, wf string, n int) (time.Durati
 	err = procstack.Poll(bigRunTimeout, pollEvery, func() (bool, error) {
 		var all bool
 		ends, all = r.tail.ends(ids)
-		return all, r.s.svc.Alive()
+		return all, r.s.alive()
 	})
 	if err != nil {
 		return 0, fmt.Errorf("wait for %d runs to end on workflow.events: %w", n, err)

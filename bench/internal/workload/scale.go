@@ -43,12 +43,12 @@ func ScaleWorkers(ctx context.Context, e *Env) (Line, error) {
 		}
 		var tput []float64
 		for rep := range e.Reps {
-			lat, err := s.sustain(ctx, wf, c, d)
+			res, err := s.sustain(ctx, wf, c, d)
 			if err != nil {
 				s.close()
 				return l, fmt.Errorf("%s %d workers rep %d: %w", l.Workload, n, rep+1, err)
 			}
-			tput = append(tput, float64(len(lat)*diamondNodes)/d.Seconds())
+			tput = append(tput, res.tasksPerS(diamondNodes, d))
 			e.Log.Info(l.Workload, "workers", n, "rep", rep+1, "tasks_per_s", tput[rep])
 		}
 		s.close()

@@ -19,8 +19,9 @@ func Tracing(ctx context.Context, e *Env) (Line, error) {
 	l := Line{Workload: "tracing", N: n, Runs: e.Reps, Target: "off: within noise of single_node_latency and diamond; on: reported",
 		Method: fmt.Sprintf("per mode (off: no OTEL_* set; on: OTEL_EXPORTER_OTLP_ENDPOINT to an OTLP/HTTP receiver in the bench, default batching) a fresh stack; "+
 			"per repetition n sequential 1-node ?wait= runs (p50_ms_*/p99_ms_*, bench clock) then %d 10-node diamond runs kept in flight for %s "+
-			"(tasks_per_s_*: nodes of runs finished inside the window / window); spans_on: spans the receiver got from the traced stack, "+
-			"counted after its services stopped (which flushes them)", c, d)}
+			"(tasks_per_s_*: nodes of runs finished inside the window / window; in_flight_at_end_*: diamond runs in flight when the window closed); "+
+			"spans_on: spans the receiver got from the traced stack, counted after its services stopped (which flushes them); "+
+			"p50_ms_*/p99_ms_* are the 1-node latencies; %s", c, d, pooledMethod)}
 	sink, err := otlpsink.New(false)
 	if err != nil {
 		return l, err
@@ -30,13 +31,13 @@ func Tracing(ctx context.Context, e *Env) (Line, error) {
 		name string
 		env  []string
 	}{{"off", nil}, {"on", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + sink.URL}}} {
-		p50, p99, tput, err := tracingMode(ctx, e, mode.name, mode.env, n, c, d)
+		sets, tput, late, err := tracingMode(ctx, e, mode.name, mode.env, n, c, d)
 		if err != nil {
 			return l, err
 		}
-		l.set("p50_ms_"+mode.name, p50)
-		l.set("p99_ms_"+mode.name, p99)
+		l.setPooled("_"+mode.name, sets)
 		l.set("tasks_per_s_"+mode.name, tput)
+		l.set("in_flight_at_end_"+mode.name, late)
 	}
 	l.set("spans_on", []float64{float64(sink.Count())})
 	if sink.Count() == 0 {
@@ -46,8 +47,9 @@ func Tracing(ctx context.Context, e *Env) (Line, error) {
 }
 
 // tracingMode runs the tracing workload's measurements on one fresh stack
-// with env added to every service.
-func tracingMode(ctx context.Context, e *Env, mode string, env []string, n, c int, d time.Duration) (p50, p99, tput []float64, err error) {
+// with env added to every service: per repetition the 1-node latencies,
+// the diamond load's tasks/s and its runs in flight at the window's end.
+func tracingMode(ctx context.Context, e *Env, mode string, env []string, n, c int, d time.Duration) (sets [][]float64, tput, late []float64, err error) {
 	s, err := e.startSessionWith(ctx, "tracing_"+mode, stack.Options{Workers: e.Sizes.WorkerProcesses, Env: env})
 	if err != nil {
 		return nil, nil, nil, err
@@ -74,9 +76,9 @@ func tracingMode(ctx context.Context, e *Env, mode string, env []string, n, c in
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("tracing %s rep %d: %w", mode, rep+1, err)
 		}
-		p50, p99 = append(p50, stats.Percentile(lat, 50)), append(p99, stats.Percentile(lat, 99))
-		tput = append(tput, float64(len(runs)*diamondNodes)/d.Seconds())
-		e.Log.Info("tracing", "mode", mode, "rep", rep+1, "p50_ms", p50[rep], "p99_ms", p99[rep], "tasks_per_s", tput[rep])
+		sets, late = append(sets, lat), append(late, float64(len(runs.late)))
+		tput = append(tput, runs.tasksPerS(diamondNodes, d))
+		e.Log.Info("tracing", "mode", mode, "rep", rep+1, "p50_ms", stats.Percentile(lat, 50), "p99_ms", stats.Percentile(lat, 99), "tasks_per_s", tput[rep])
 	}
-	return p50, p99, tput, nil
+	return sets, tput, late, nil
 }

@@ -16,21 +16,24 @@ type wallSpec struct {
 	def          []byte
 	// depth is the number of nodes on the critical path (for the floor).
 	depth int
+	// goals are issue 20's targets for the line (none for most sizes).
+	goals []goal
 }
 
-// FanOutJoin runs a root, nodes-2 parallel noops and a join, Reps times.
-func FanOutJoin(nodes int, target string) Workload {
+// FanOutJoin runs a root, nodes-2 parallel noops and a join, Reps times;
+// target is kept next to goals (issue 20), when there are any.
+func FanOutJoin(nodes int, target string, goals ...goal) Workload {
 	return func(ctx context.Context, e *Env) (Line, error) {
 		name := fmt.Sprintf("fanout_%d_join", nodes)
-		return wallWorkload(ctx, e, wallSpec{name: name, target: target, nodes: nodes, def: fanOutDef("fanout", nodes), depth: 3})
+		return wallWorkload(ctx, e, wallSpec{name: name, target: target, nodes: nodes, def: fanOutDef("fanout", nodes), depth: 3, goals: goals})
 	}
 }
 
 // Chain runs a chain of nodes noops, Reps times.
-func Chain(nodes int, target string) Workload {
+func Chain(nodes int, target string, goals ...goal) Workload {
 	return func(ctx context.Context, e *Env) (Line, error) {
 		name := fmt.Sprintf("chain_%d", nodes)
-		return wallWorkload(ctx, e, wallSpec{name: name, target: target, nodes: nodes, def: chainDef("chain", nodes), depth: nodes})
+		return wallWorkload(ctx, e, wallSpec{name: name, target: target, nodes: nodes, def: chainDef("chain", nodes), depth: nodes, goals: goals})
 	}
 }
 
@@ -38,9 +41,14 @@ func Chain(nodes int, target string) Workload {
 func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	l := Line{Workload: spec.name, N: spec.nodes, Runs: e.Reps, Target: spec.target,
 		Method: "wall_ms: run created_at → finished_at as the api reports them (ms; API accept to run finished); tasks_per_s: nodes / wall; " +
+			"client_wall_ms: bench clock from sending POST /workflows/{name}/runs?wait= to holding its answer, the succeeded run with every node's state " +
+			"(what a client waiting for the run sees); client_ms_per_node: client_wall_ms / nodes; " +
 			"rss_mb: orchestrator VmHWM during the run (fresh processes per workload, peak reset before each repetition); " +
-			"redis_bytes_per_node: MEMORY USAGE (SAMPLES 0) of the run's keys, outputs hash excluded, / nodes; " +
+			redisBytesMethod + " (noop nodes without config: every output is null; the redis_bytes_per_node line has nodes with outputs); " +
 			"floor_ratio: wall / floor, floor = 2 messages per node at the floor's batched hops/s + critical-path nodes × 2 floor hop p50"}
+	if len(spec.goals) > 0 {
+		l.setGoals(spec.target, spec.goals...)
+	}
 	s, err := e.startSession(ctx, spec.name, "")
 	if err != nil {
 		return l, err
@@ -50,10 +58,10 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	if err != nil {
 		return l, err
 	}
-	var wall, rss, mem []float64
+	var wall, client, rss, mem, memAll []float64
 	for rep := range e.Reps {
 		s.orchestratorPeak()
-		r, err := s.runOnce(ctx, wf, bigRunTimeout)
+		r, cms, err := s.runWaited(ctx, wf, bigRunTimeout)
 		if err != nil {
 			return l, fmt.Errorf("%s rep %d: %w", spec.name, rep+1, err)
 		}
@@ -61,12 +69,12 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 		if err != nil {
 			return l, err
 		}
-		bpn, err := s.runBytesPerNode(ctx, r.ID, spec.nodes)
+		bpn, all, err := s.runBytesPerNode(ctx, r.ID, wf, spec.nodes)
 		if err != nil {
 			return l, err
 		}
-		wall, rss, mem = append(wall, w), append(rss, s.rssMB()), append(mem, bpn)
-		e.Log.Info(spec.name, "rep", rep+1, "wall_ms", w, "rss_mb", rss[rep], "redis_bytes_per_node", bpn)
+		wall, client, rss, mem, memAll = append(wall, w), append(client, cms), append(rss, s.rssMB()), append(mem, bpn), append(memAll, all)
+		e.Log.Info(spec.name, "rep", rep+1, "wall_ms", w, "client_wall_ms", cms, "rss_mb", rss[rep], "redis_bytes_per_node", bpn)
 	}
 	l.set("wall_ms", wall)
 	l.set("tasks_per_s", perSecond(float64(spec.nodes), wall))
@@ -75,5 +83,8 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	floorMs := 2*float64(spec.nodes)/e.Floor.HopsPerS*1000 + float64(spec.depth)*2*e.Floor.HopP50Ms
 	l.set("floor_ratio", ratios(wall, floorMs))
 	l.set("floor_ms", repeat(floorMs, len(wall)))
+	l.set("client_wall_ms", client)
+	l.set("client_ms_per_node", perNode(client, spec.nodes))
+	l.set("redis_bytes_per_node_all", memAll)
 	return l, nil
 }
