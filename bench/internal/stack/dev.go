@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,11 +20,14 @@ const SetupDev = "dev"
 // which the bench cannot import): the files it keeps in its data dir, its
 // default worker count and their ids, and the line its banner starts with.
 const (
-	devKeyFile      = "api-key"        // devstack.KeyFile
-	devRedisPwFile  = "redis-password" // devstack.RedisPasswordFile
-	DevWorkers      = 2                // devstack.DefaultWorkers
-	DevConcurrency  = 4                // devstack.DefaultWorkerConcurrency
-	devWorkerPrefix = "dev-worker-"    // worker ids: dev-worker-1, dev-worker-2
+	devKeyFile     = "api-key"        // devstack.KeyFile
+	devRedisPwFile = "redis-password" // devstack.RedisPasswordFile
+	DevWorkers     = 2                // devstack.DefaultWorkers
+	// DevConcurrency is the slots per worker the bench gives braid dev
+	// (--worker-concurrency; its default is 4): 64, as the separate-process
+	// stack's workers and as issue 20's side-by-side table ran it.
+	DevConcurrency  = 64
+	devWorkerPrefix = "dev-worker-" // worker ids: dev-worker-1, dev-worker-2
 	devBanner       = "Braid dev stack is up."
 	devReadyTimeout = 90 * time.Second // banner, key and every worker listed
 	// DevStopGrace bounds a braid dev shutdown between SIGTERM and SIGKILL.
@@ -65,7 +69,8 @@ func StartDev(bins procstack.Binaries, dir string, ready func(d *Dev) bool) (*De
 		d.WorkerIDs = append(d.WorkerIDs, fmt.Sprintf("%s%d", devWorkerPrefix, i+1))
 	}
 	p, err := procstack.Start(procstack.Spec{Name: "braid-dev", Bin: bins.Braid, Dir: dir,
-		Args: []string{"dev", "--addr", addrs[0], "--kafka-addr", addrs[1], "--redis-addr", addrs[2], "--data-dir", d.dataDir}})
+		Args: []string{"dev", "--addr", addrs[0], "--kafka-addr", addrs[1], "--redis-addr", addrs[2], "--data-dir", d.dataDir,
+			"--worker-concurrency", strconv.Itoa(DevConcurrency)}})
 	if err != nil {
 		return nil, err
 	}
