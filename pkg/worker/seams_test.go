@@ -78,12 +78,7 @@ func TestSettleOverTheSeams(t *testing.T) {
 	w.claims = claims
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	msg := func(node string) eventbus.Message {
-		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, "r",
-			&eventsv1.TaskDispatch{RunId: "r", NodeId: node, Attempt: 1, Handler: "noop"})
-		require.NoError(t, err)
-		return m
-	}
+	msg := func(node string) eventbus.Message { return dispatchOf(t, node) }
 	msgs := []eventbus.Message{msg("ok"), {Topic: eventsv1.TopicTaskDispatch, Value: []byte("\xff")}, msg("taken"), msg("corrupt")}
 	bus := &fakeBus{}
 	settled, attempts, ahead := w.settleAll(ctx, bus, msgs)
@@ -123,12 +118,7 @@ func TestSettleDispatchAheadOfItsRecord(t *testing.T) {
 	w.claims = claims
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	msg := func(node string) eventbus.Message {
-		m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, "r",
-			&eventsv1.TaskDispatch{RunId: "r", NodeId: node, Attempt: 1, Handler: "noop"})
-		require.NoError(t, err)
-		return m
-	}
+	msg := func(node string) eventbus.Message { return dispatchOf(t, node) }
 	msgs := []eventbus.Message{msg("late"), msg("ok"), msg("never"), msg("stale")}
 	bus := &fakeBus{}
 	settled, attempts, ahead := w.settleAll(ctx, bus, msgs)
@@ -159,4 +149,13 @@ func TestSettleDispatchAheadOfItsRecord(t *testing.T) {
 	more, all = w.settleAhead(ctx, bus, msgs, ahead)
 	require.False(t, all)
 	require.Empty(t, more)
+}
+
+// dispatchOf is a dispatch of attempt 1 of node in run "r", for the noop handler.
+func dispatchOf(t *testing.T, node string) eventbus.Message {
+	t.Helper()
+	m, err := eventbus.NewMessage(eventsv1.TopicTaskDispatch, "r",
+		&eventsv1.TaskDispatch{RunId: "r", NodeId: node, Attempt: 1, Handler: "noop"})
+	require.NoError(t, err)
+	return m
 }
