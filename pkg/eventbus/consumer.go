@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/segmentio/kafka-go"
 )
-
-// dialTimeout bounds opening a connection to a broker.
-const dialTimeout = 5 * time.Second
 
 // Consumer reads topics as a member of a consumer group.
 //
@@ -69,7 +65,8 @@ type Consumer struct {
 // LastOffset with cfg.StartAtLatest),
 // CommitInterval 0 (Commit is synchronous), MinBytes 1 (a fetch returns as
 // soon as one record is there), the group timeouts and MaxWait of cfg, and
-// QueueCapacity cfg.FetchBuffer.
+// QueueCapacity cfg.FetchBuffer; readerDialer (a cancelled partition
+// reader closes its connection, so a rebalance does not wait out a fetch).
 //
 // ctx bounds the start-up calls to the brokers only: the consumer runs until
 // Close.
@@ -114,7 +111,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		Brokers:           cfg.Brokers,
 		GroupID:           group,
 		GroupTopics:       topics,
-		Dialer:            &kafka.Dialer{ClientID: cfg.memberClientID(), Timeout: dialTimeout, DualStack: true, TLS: cfg.TLS, SASLMechanism: cfg.SASL},
+		Dialer:            readerDialer(cfg),
 		StartOffset:       startOffset(cfg),
 		CommitInterval:    0,
 		MinBytes:          1,

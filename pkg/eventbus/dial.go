@@ -1,0 +1,73 @@
+package eventbus
+
+import (
+	"context"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// dialTimeout bounds opening a connection to a broker.
+const dialTimeout = 5 * time.Second
+
+// readerDialer returns the kafka-go dialer of a consumer's reader: its
+// connections close as soon as the context they were dialed under ends.
+//
+// Why: kafka-go dials each partition reader's connection under that reader's
+// context and cancels the context when the group's generation ends (another
+// member joined or left) or the reader closes, then waits for every partition
+// reader to return. A fetch already held open by the broker does not see the
+// cancel: it returns only when the long-poll ends, MaxWait less kafka-go's
+// 50 ms round-trip allowance (200 ms by default). Every rebalance therefore
+// stalled the whole group for that long — no member consumes while a
+// generation changes — and every Close took as long. Closing the connection
+// ends the fetch at once; records it would have returned stay uncommitted and
+// go to the partition's next owner, as they would after the long-poll.
+//
+// The dialer's Timeout is zero on purpose: with a Timeout kafka-go hands the
+// dial function a child context that ends when the dial returns, not the
+// reader's. The dial function bounds the TCP dial itself, and the deadline it
+// sets on the fresh connection bounds the TLS handshake; kafka-go replaces
+// that deadline with its own on the first request.
+func readerDialer(cfg Config) *kafka.Dialer {
+	return &kafka.Dialer{
+		ClientID:      cfg.memberClientID(),
+		TLS:           cfg.TLS,
+		SASLMechanism: cfg.SASL,
+		DialFunc:      dialUntilDone,
+	}
+}
+
+// dialUntilDone dials addr within dialTimeout and returns a connection that
+// closes when ctx ends.
+func dialUntilDone(ctx context.Context, network, addr string) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(dctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.SetDeadline(time.Now().Add(dialTimeout))
+	c := &ctxConn{Conn: conn}
+	c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })
+	return c, nil
+}
+
+// ctxConn is a connection closed by its dial context's end; closing it first
+// drops that registration.
+type ctxConn struct {
+	net.Conn
+	stop func() bool
+	once sync.Once
+	err  error
+}
+
+func (c *ctxConn) Close() error {
+	c.once.Do(func() {
+		c.stop()
+		c.err = c.Conn.Close()
+	})
+	return c.err
+}
