@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +69,7 @@ func TestDevRestartKeepsState(t *testing.T) {
 	name, _ := c.register(readExample(t, "seed-000-example-workflow.json"))
 	first := c.waitDone(c.start(name, `{}`), runTimeout)
 	require.Equal(t, "succeeded", first.Status, first.Error)
+	require.Zero(t, establishedOnPort(t, addrs.kafka), "braid dev's services reach its broker in process, not over TCP")
 	// A run in flight at shutdown: it must finish after the restart.
 	slow, _ := c.register(shellWorkflow("slow-chain", map[string]string{"a": "sleep 2", "b": "echo b"},
 		map[string][]string{"b": {"a"}}))
@@ -90,6 +93,33 @@ func TestDevRestartKeepsState(t *testing.T) {
 	require.Equal(t, "succeeded", resumed.Status, "the unfinished run resumes: %+v", resumed)
 	fresh := c2.waitDone(c2.start(name, `{}`), runTimeout)
 	require.Equal(t, "succeeded", fresh.Status, fresh.Error)
+}
+
+// establishedOnPort counts the established TCP connections of this host
+// (its network namespace) whose local or remote port is addr's.
+func establishedOnPort(t *testing.T, addr string) int {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	p, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	hexPort := fmt.Sprintf(":%04X", p)
+	n := 0
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st ...; st 01 is ESTABLISHED.
+			fs := strings.Fields(line)
+			if len(fs) > 3 && fs[3] == "01" && (strings.HasSuffix(fs[1], hexPort) || strings.HasSuffix(fs[2], hexPort)) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func TestDevPortTakenNamesFlag(t *testing.T) {

@@ -17,6 +17,7 @@ pkg/worker/settle.go|case res[in.claim].Result == statestore.ClaimAhead:|case fa
 services/orchestrator/orchsvc/batch.go|return s.tryBatchAhead(ctx, msgs, true)|return s.tryBatchAhead(ctx, msgs, false)|services/orchestrator|./orchsvc|DispatchBesideTheWrite
 services/api/apisvc/runwait.go|	if st == nil \|\| !st.Exists() {|	if true {|services/api|./apisvc|RunWaitAnsweredFromTheAnnouncedRun
 pkg/eventbus/dial.go|c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })|c.stop = func() bool { return false }|pkg|./eventbus|RebalanceDoesNotWaitOutTheLongPoll
+cmd/braid/internal/devstack/services.go|Dial: inf.brokerLn.Dial}|Dial: nil}|e2e|.|^TestDevRestartKeepsState$
 pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim\|Conformance
 pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end||pkg|./statestore|.
 services/orchestrator/core/result.go|if n.Attempt != e.Attempt \|\| !n.State.InFlight() {|if !n.State.InFlight() {|services/orchestrator|./core|.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"regexp"
 	"strings"
 	"time"
@@ -120,6 +121,10 @@ type Config struct {
 	// SASL, when set, authenticates every connection (kafka-go's
 	// sasl/plain or sasl/scram mechanisms). Default nil: none.
 	SASL sasl.Mechanism
+	// Dial, when set, opens every connection to the brokers instead of a
+	// TCP dial (braid dev's services reach its in-process broker through
+	// memory). Default nil: TCP.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Observer, when set, is told the consumer lag of what Fetch returns
 	// and the dead letters Publish wrote (metrics). Default nil: none.
 	Observer Observer

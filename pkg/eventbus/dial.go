@@ -36,23 +36,34 @@ func readerDialer(cfg Config) *kafka.Dialer {
 		ClientID:      cfg.memberClientID(),
 		TLS:           cfg.TLS,
 		SASLMechanism: cfg.SASL,
-		DialFunc:      dialUntilDone,
+		DialFunc:      dialUntilDone(cfg.Dial),
 	}
 }
 
-// dialUntilDone dials addr within dialTimeout and returns a connection that
+// dialUntilDone returns a dial function that dials addr within dialTimeout
+// (with dial, or over TCP when dial is nil) and returns a connection that
 // closes when ctx ends.
-func dialUntilDone(ctx context.Context, network, addr string) (net.Conn, error) {
-	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-	defer cancel()
-	conn, err := (&net.Dialer{}).DialContext(dctx, network, addr)
-	if err != nil {
-		return nil, err
+func dialUntilDone(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
 	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		defer cancel()
+		conn, err := dial(dctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return closedWhenDone(ctx, conn), nil
+	}
+}
+
+// closedWhenDone returns conn, closed when ctx ends.
+func closedWhenDone(ctx context.Context, conn net.Conn) net.Conn {
 	_ = conn.SetDeadline(time.Now().Add(dialTimeout))
 	c := &ctxConn{Conn: conn}
 	c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })
-	return c, nil
+	return c
 }
 
 // ctxConn is a connection closed by its dial context's end; closing it first

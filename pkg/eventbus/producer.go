@@ -140,5 +140,5 @@ const metadataTTL = time.Second
 // is refreshed every second (kafka-go's default is 6 s), so topics created by
 // another process become writable quickly.
 func newTransport(cfg Config) *kafka.Transport {
-	return &kafka.Transport{ClientID: cfg.ClientID, MetadataTTL: metadataTTL, TLS: cfg.TLS, SASL: cfg.SASL}
+	return &kafka.Transport{ClientID: cfg.ClientID, MetadataTTL: metadataTTL, TLS: cfg.TLS, SASL: cfg.SASL, Dial: cfg.Dial}
 }

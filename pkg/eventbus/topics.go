@@ -117,7 +117,7 @@ func requireTopics(ctx context.Context, cfg Config, names []string) error {
 // transport also avoids kafka.DefaultTransport's pooled connections, which
 // fail once with "unexpected EOF" after a broker restart.
 func adminClient(cfg Config) (*kafka.Client, func()) {
-	tr := &kafka.Transport{ClientID: cfg.ClientID, MetadataTTL: topicPoll, TLS: cfg.TLS, SASL: cfg.SASL}
+	tr := &kafka.Transport{ClientID: cfg.ClientID, MetadataTTL: topicPoll, TLS: cfg.TLS, SASL: cfg.SASL, Dial: cfg.Dial}
 	client := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: cfg.AdminTimeout, Transport: tr}
 	return client, tr.CloseIdleConnections
 }

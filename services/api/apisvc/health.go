@@ -63,7 +63,7 @@ func (s *Server) kafkaReady(ctx context.Context) error {
 	names := []string{prefix + eventsv1.TopicWorkflowStart, prefix + eventsv1.TopicWorkflowControl, prefix + eventsv1.TopicWorkflowEvents}
 	// The same TLS and SASL as every other connection: without them the api
 	// would never be ready against a secured broker.
-	tr := &kafka.Transport{ClientID: s.cfg.Bus.ClientID, TLS: s.cfg.Bus.TLS, SASL: s.cfg.Bus.SASL}
+	tr := &kafka.Transport{ClientID: s.cfg.Bus.ClientID, TLS: s.cfg.Bus.TLS, SASL: s.cfg.Bus.SASL, Dial: s.cfg.Bus.Dial}
 	defer tr.CloseIdleConnections()
 	client := &kafka.Client{Addr: kafka.TCP(s.cfg.Bus.Brokers...), Timeout: readyTimeout, Transport: tr}
 	resp, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: names})

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os/exec"
 
+	"github.com/braidhq/braid/pkg/devinfra/devbroker"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
@@ -20,7 +21,9 @@ type infra struct {
 	// data dir, see loadOrCreateRedisPassword).
 	redisPassword string
 	broker        *kfake.Cluster
-	logger        *slog.Logger
+	// brokerLn is the broker's listener: the services dial it in process.
+	brokerLn *devbroker.Local
+	logger   *slog.Logger
 }
 
 // redisURL is the URL services connect to.
@@ -41,7 +44,7 @@ func startInfra(ctx context.Context, cfg Config, warn io.Writer) (*infra, error)
 	if err := checkFree("--redis-addr", cfg.RedisAddr); err != nil {
 		return nil, err
 	}
-	broker, err := startBroker(cfg.DataDir, cfg.KafkaAddr)
+	broker, local, err := startBroker(cfg.DataDir, cfg.KafkaAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +58,7 @@ func startInfra(ctx context.Context, cfg Config, warn io.Writer) (*infra, error)
 		broker.Close()
 		return nil, err
 	}
-	i := &infra{kafkaAddr: broker.ListenAddrs()[0], redis: rb, broker: broker, logger: cfg.Logger, redisPassword: pw}
+	i := &infra{kafkaAddr: broker.ListenAddrs()[0], redis: rb, broker: broker, brokerLn: local, logger: cfg.Logger, redisPassword: pw}
 	i.logger.Info("infrastructure up", logkey.Kafka, i.kafkaAddr, logkey.Redis, rb.Addr(), logkey.DurableRedis, rb.Durable())
 	return i, nil
 }

@@ -14,22 +14,24 @@ const kafkaPartitions = 6
 
 // startBroker starts a one-broker kfake cluster listening on addr and
 // persisting under dataDir/kafka, reloading what an earlier run saved.
-func startBroker(dataDir, addr string) (*kfake.Cluster, error) {
+func startBroker(dataDir, addr string) (*kfake.Cluster, *devbroker.Local, error) {
 	dir := filepath.Join(dataDir, "kafka")
 	var listenErr error
+	var local *devbroker.Local
 	c, err := kfake.NewCluster(append(devbroker.Options(dir, kafkaPartitions),
 		// kfake always asks for 127.0.0.1:<port>; bind exactly --kafka-addr instead.
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
-			ln, err := net.Listen(network, addr)
+			ln, err := devbroker.ListenLocal(network, addr)
 			listenErr = err
+			local = ln
 			return ln, err
 		}),
 	)...)
 	if listenErr != nil {
-		return nil, listenError("--kafka-addr", addr, listenErr)
+		return nil, nil, listenError("--kafka-addr", addr, listenErr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("start kafka broker (data %s): %w", dir, err)
+		return nil, nil, fmt.Errorf("start kafka broker (data %s): %w", dir, err)
 	}
-	return c, nil
+	return c, local, nil
 }

@@ -46,7 +46,9 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 		}
 		r.clients = append(r.clients, c)
 	}
-	bus := eventbus.Config{Brokers: []string{inf.kafkaAddr}}
+	// The services reach the broker of their own process through memory;
+	// other processes (the CLI's tools, kcat) connect over TCP as before.
+	bus := eventbus.Config{Brokers: []string{inf.kafkaAddr}, Dial: inf.brokerLn.Dial}
 	reg := sharedRegistry() // every service's metrics, served at the api's /metrics
 	log := cfg.Logger
 	// The services outlive ctx (a signal): stop cancels each in turn.
