@@ -2,10 +2,12 @@ package devbroker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Local is a broker's listener for a process that runs the broker and its
@@ -45,16 +47,35 @@ func ListenLocal(network, address string) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{tcp: ln, addr: ln.Addr().String(), conns: make(chan net.Conn), tcpc: make(chan accepted), done: make(chan struct{})}
-	go l.acceptTCP()
-	return l, nil
+	return newLocal(ln), nil
 }
 
-// acceptTCP hands each TCP connection to Accept until the listener fails
-// (Close closes it).
+// newLocal returns a Local accepting TCP connections from ln.
+func newLocal(ln net.Listener) *Local {
+	l := &Local{tcp: ln, addr: ln.Addr().String(), conns: make(chan net.Conn), tcpc: make(chan accepted), done: make(chan struct{})}
+	go l.acceptTCP()
+	return l
+}
+
+// acceptTCP hands each TCP connection to Accept. A failed accept other
+// than the listener's close (too many open files, say) is retried after a
+// pause, as net/http does, instead of being passed on: kfake stops
+// listening at the first Accept error, which would end the in-process
+// connections too. The close is passed on.
 func (l *Local) acceptTCP() {
+	pause := time.Duration(0)
 	for {
 		c, err := l.tcp.Accept()
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(pause):
+				continue
+			case <-l.done:
+				return
+			}
+		}
+		pause = 0
 		select {
 		case l.tcpc <- accepted{c, err}:
 		case <-l.done:
