@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/braidhq/braid/pkg/devinfra/redisproc"
@@ -28,9 +29,7 @@ func TestStartStopAndErrors(t *testing.T) {
 	_, err = redisproc.Start(ctx, redisproc.Options{Addr: l.Addr().String(), Dir: t.TempDir()})
 	require.ErrorContains(t, err, "exited before answering PING", "a taken port is reported, with the output")
 
-	addr := freeAddr(t)
-	s, err := redisproc.Start(ctx, redisproc.Options{Addr: addr, Dir: t.TempDir()})
-	require.NoError(t, err)
+	s, addr := startOnFreePort(t, redisproc.Options{Dir: t.TempDir()})
 	require.NoError(t, redisproc.Ping(addr))
 	require.NoError(t, s.Stop(ctx))
 	<-s.Done()
@@ -38,11 +37,26 @@ func TestStartStopAndErrors(t *testing.T) {
 	require.NoError(t, s.Stop(ctx), "stopping an exited server is a no-op")
 }
 
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+// startOnFreePort starts a server with o on a free loopback port and
+// returns it and its address. A port found free can be taken (by another
+// test process's listener or outgoing connection) before redis-server binds
+// it: that start is tried again on another port, three times at most.
+func startOnFreePort(t *testing.T, o redisproc.Options) (*redisproc.Server, string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		o.Addr = l.Addr().String()
+		require.NoError(t, l.Close())
+		s, err := redisproc.Start(context.Background(), o)
+		if err == nil {
+			return s, o.Addr
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			require.NoError(t, err)
+		}
+		t.Logf("start attempt %d: %v", attempt, err)
+	}
 }
 
 // TestPassword: a server started with a password refuses clients without
@@ -50,9 +64,8 @@ func freeAddr(t *testing.T) string {
 func TestPassword(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	addr, pw, dir := freeAddr(t), `pw 0123 "quoted" \ end`, t.TempDir()
-	s, err := redisproc.Start(ctx, redisproc.Options{Addr: addr, Dir: dir, Password: pw})
-	require.NoError(t, err)
+	pw, dir := `pw 0123 "quoted" \ end`, t.TempDir()
+	s, addr := startOnFreePort(t, redisproc.Options{Dir: dir, Password: pw})
 	defer func() { _ = s.Stop(ctx) }()
 	require.ErrorContains(t, redisproc.Ping(addr), "NOAUTH")
 	require.ErrorContains(t, redisproc.PingAuth(addr, "wrong"), "AUTH answered")
