@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -230,4 +232,13 @@ func TestDevMetrics(t *testing.T) {
 	require.NoError(t, err, "braid dev's /metrics lacks %v", lacks) // as of the last scrape
 	lintAll(t, mfs)
 	require.Contains(t, mfs, "go_goroutines", "the runtime collectors once, without a service label")
+	// braid dev runs on half the CPUs unless GOMAXPROCS says otherwise
+	// (this test's runtime saw the same CPUs and environment).
+	wantProcs := max(1, runtime.GOMAXPROCS(0)/2)
+	if env := os.Getenv("GOMAXPROCS"); env != "" {
+		wantProcs = runtime.GOMAXPROCS(0)
+	}
+	procs, ok := sample(mfs, "go_sched_gomaxprocs_threads", nil)
+	require.True(t, ok, "braid dev's /metrics lacks go_sched_gomaxprocs_threads")
+	require.Equal(t, float64(wantProcs), procs, "braid dev's GOMAXPROCS")
 }

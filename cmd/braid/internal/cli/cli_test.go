@@ -119,6 +119,7 @@ func TestUsageErrors(t *testing.T) {
 		{"apply without file", []string{"apply"}, "-f FILE"},
 		{"dev only what", []string{"dev", "--only", "api"}, `--only "api"`},
 		{"dev no workers", []string{"dev", "--workers", "0"}, "--workers 0"},
+		{"dev negative procs", []string{"dev", "--procs", "-1"}, "--procs -1"},
 		{"logs needs node", []string{"logs", "r"}, "usage: braid logs RUN NODE"},
 		{"watch and wait", []string{"run", "wf", "--watch", "--wait"}, "--watch and --wait exclude each other"},
 	}
@@ -129,6 +130,26 @@ func TestUsageErrors(t *testing.T) {
 			require.Equal(t, 2, res.code, res.stderr)
 			require.Contains(t, res.stderr, tt.want)
 		})
+	}
+}
+
+func TestDevProcs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		flag       int
+		env        string
+		cpus, want int
+	}{
+		{"half the CPUs", 0, "", 8, 4},
+		{"odd count rounds down", 0, "", 3, 1},
+		{"at least one", 0, "", 1, 1},
+		{"the flag wins", 3, "", 2, 3},
+		{"the flag wins over the environment", 2, "6", 8, 2},
+		{"the environment's, which the runtime applied", 0, "6", 6, 0},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, devProcs(tt.flag, tt.env, tt.cpus), tt.name)
 	}
 }
 
