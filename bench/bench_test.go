@@ -72,6 +72,9 @@ func requireNewFigures(t *testing.T, entry string, l map[string]any) {
 		require.IsType(t, true, l["met"], "met beside the #20 goal")
 		require.Contains(t, l["target"], "#20: ")
 		require.Positive(t, l["redis_bytes_per_node_all"])
+		if strings.HasSuffix(entry, "chain_hop") {
+			require.Positive(t, l["client_wall_ms_tailed"], "client wall of the tailed repetitions beside the untailed")
+		}
 	case "redis":
 		require.Positive(t, l["redis_bytes_per_node_all_null"])
 		require.Greater(t, l["redis_bytes_per_node_all"], l["redis_bytes_per_node_all_null"], "outputs cost memory")

@@ -19,6 +19,7 @@ type dispatchTail struct {
 	cons   *eventbus.Consumer
 	cancel context.CancelFunc
 	done   chan struct{}
+	closed sync.Once
 
 	mu   sync.Mutex
 	seen map[string]map[string]time.Time // run → node → first arrival
@@ -85,9 +86,11 @@ func (t *dispatchTail) arrivals(run string, nodes []string) ([]time.Time, bool) 
 	return out, true
 }
 
-// close stops reading and leaves the group.
+// close stops reading and leaves the group. Safe to call twice.
 func (t *dispatchTail) close() {
-	t.cancel()
-	<-t.done
-	_ = t.cons.Close()
+	t.closed.Do(func() {
+		t.cancel()
+		<-t.done
+		_ = t.cons.Close()
+	})
 }
