@@ -210,9 +210,15 @@ func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimRe
 	return w.newAttempt(ctx, in.id, in.d, h, in.ttl, log)
 }
 
-// attemptLog is the logger of in's attempt.
+// attemptLog is the logger of in's attempt. Its attributes are formatted
+// only when it first logs (most attempts log nothing at the default level):
+// slog's text and JSON handlers format With's attributes at once, which cost
+// about 3 % of braid dev's CPU on a 10,000-node fan-out of noop tasks.
 func (w *Worker) attemptLog(in inbound) *slog.Logger {
-	return w.log.With(logkey.RunID, in.id.Run, logkey.NodeID, in.id.Node, logkey.Instance, in.id.Instance, logkey.Attempt, in.id.Attempt, logkey.Handler, in.d.GetHandler())
+	return slog.New(&lazyAttrs{parent: w.log.Handler(), attrs: []slog.Attr{
+		slog.String(logkey.RunID, in.id.Run), slog.String(logkey.NodeID, in.id.Node), slog.Int(logkey.Instance, in.id.Instance),
+		slog.Int(logkey.Attempt, in.id.Attempt), slog.String(logkey.Handler, in.d.GetHandler()),
+	}})
 }
 
 // checkDispatch rejects a dispatch that cannot name an attempt.
