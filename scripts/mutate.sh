@@ -18,6 +18,9 @@ services/orchestrator/orchsvc/batch.go|return s.tryBatchAhead(ctx, msgs, true)|r
 services/api/apisvc/runwait.go|	if st == nil \|\| !st.Exists() {|	if true {|services/api|./apisvc|RunWaitAnsweredFromTheAnnouncedRun
 pkg/eventbus/dial.go|c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })|c.stop = func() bool { return false }|pkg|./eventbus|RebalanceDoesNotWaitOutTheLongPoll
 cmd/braid/internal/devstack/services.go|Dial: inf.brokerLn.Dial}|Dial: nil}|e2e|.|^TestDevRestartKeepsState$
+cmd/braid/internal/cli/dev.go|return max(1, cpus/2)|return max(1, cpus)|cmd/braid|./internal/cli|^TestDevProcs$
+cmd/braid/internal/cli/dev.go|		runtime.GOMAXPROCS(n)|		_ = n|e2e|.|^TestDevMetrics$
+pkg/worker/lazylog.go|l.h = l.parent.WithAttrs(l.attrs)|l.h = l.parent|pkg|./worker|^TestLazyAttrs
 pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim\|Conformance
 pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end||pkg|./statestore|.
 services/orchestrator/core/result.go|if n.Attempt != e.Attempt \|\| !n.State.InFlight() {|if !n.State.InFlight() {|services/orchestrator|./core|.
