@@ -99,10 +99,6 @@ type Config struct {
 	// broker.session.timeout.ms (9 s) and then elects new leaders.
 	// Default 30 s.
 	PublishTimeout time.Duration
-	// StartAtLatest makes a consumer group with no committed offset start at
-	// the end of its partitions instead of the beginning (for live tails such
-	// as the api's event stream). Default false: read from the first offset.
-	StartAtLatest bool
 	// FetchBuffer is how many messages a Consumer prefetches ahead of Fetch,
 	// in its own buffer and again in kafka-go's queue, so at most about
 	// 2×FetchBuffer records are held in memory. Default 64.

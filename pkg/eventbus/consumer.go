@@ -61,11 +61,10 @@ type Consumer struct {
 // EnsureTopics.
 //
 // Reader settings: GroupID + GroupTopics, the range balancer over sorted
-// partitions (alignedRange), StartOffset FirstOffset (or
-// LastOffset with cfg.StartAtLatest),
-// CommitInterval 0 (Commit is synchronous), MinBytes 1 (a fetch returns as
-// soon as one record is there), the group timeouts and MaxWait of cfg, and
-// QueueCapacity cfg.FetchBuffer; readerDialer (a cancelled partition
+// partitions (alignedRange), StartOffset FirstOffset (a live view that
+// starts at the end is a Tail), CommitInterval 0 (Commit is synchronous),
+// MinBytes 1 (a fetch returns as soon as one record is there), the group
+// timeouts and MaxWait of cfg, and QueueCapacity cfg.FetchBuffer; readerDialer (a cancelled partition
 // reader closes its connection, so a rebalance does not wait out a fetch).
 //
 // ctx bounds the start-up calls to the brokers only: the consumer runs until
@@ -112,7 +111,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		GroupID:           group,
 		GroupTopics:       topics,
 		Dialer:            readerDialer(cfg),
-		StartOffset:       startOffset(cfg),
+		StartOffset:       kafka.FirstOffset,
 		CommitInterval:    0,
 		MinBytes:          1,
 		MaxBytes:          maxMessageBytes,
@@ -189,11 +188,4 @@ func (c *Consumer) closedErr() error {
 	default:
 		return nil
 	}
-}
-
-func startOffset(cfg Config) int64 {
-	if cfg.StartAtLatest {
-		return kafka.LastOffset
-	}
-	return kafka.FirstOffset
 }

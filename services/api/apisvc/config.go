@@ -21,6 +21,7 @@ const (
 	DefaultMaxBodyBytes    = 2 << 20
 	DefaultKeepAlive       = 15 * time.Second
 	DefaultSSEBuffer       = 256
+	DefaultFeedLinger      = 30 * time.Second
 	DefaultMaxWaiters      = 10000
 	DefaultWaitRecheck     = time.Second
 	DefaultLogPoll         = 500 * time.Millisecond
@@ -43,9 +44,6 @@ const (
 	NoLimit = -1
 	// ClientID is the api's Kafka client id when Bus.ClientID is empty.
 	ClientID = "braid-api"
-	// GroupPrefix starts the name of each api process's own consumer group on
-	// workflow.events; a random suffix makes every process see every event.
-	GroupPrefix = "braid-api-"
 )
 
 // Config configures an api server. Zero fields take the defaults above.
@@ -82,6 +80,10 @@ type Config struct {
 	// SSEBuffer is how many events one SSE subscriber may lag behind before
 	// it is disconnected. Default 256.
 	SSEBuffer int
+	// FeedLinger is how long the api keeps reading workflow.events after
+	// its last SSE stream of run events closed; it reads the topic only
+	// while someone watches. Default 30s.
+	FeedLinger time.Duration
 	// MaxWaiters bounds the requests waiting for runs to end (?wait=) at
 	// once; past it such requests get a 503 with Retry-After. Default 10000.
 	MaxWaiters int
@@ -148,6 +150,7 @@ func (c Config) withDefaults() Config {
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
 	c.KeepAlive = cmp.Or(c.KeepAlive, DefaultKeepAlive)
 	c.SSEBuffer = cmp.Or(c.SSEBuffer, DefaultSSEBuffer)
+	c.FeedLinger = cmp.Or(c.FeedLinger, DefaultFeedLinger)
 	c.MaxWaiters = cmp.Or(c.MaxWaiters, DefaultMaxWaiters)
 	c.WaitRecheck = cmp.Or(c.WaitRecheck, DefaultWaitRecheck)
 	c.LogPoll = cmp.Or(c.LogPoll, DefaultLogPoll)
@@ -179,7 +182,7 @@ func (c Config) validate() error {
 	}
 	errs = append(errs, c.checkShellKeys()...)
 	errs = append(errs, confcheck.Positive("MaxBodyBytes", c.MaxBodyBytes), confcheck.Positive("KeepAlive", c.KeepAlive),
-		confcheck.Positive("SSEBuffer", c.SSEBuffer), confcheck.Positive("MaxWaiters", c.MaxWaiters),
+		confcheck.Positive("SSEBuffer", c.SSEBuffer), confcheck.Positive("FeedLinger", c.FeedLinger), confcheck.Positive("MaxWaiters", c.MaxWaiters),
 		confcheck.Positive("WaitRecheck", c.WaitRecheck), confcheck.Positive("LogPoll", c.LogPoll),
 		confcheck.Positive("RequestTimeout", c.RequestTimeout), confcheck.Positive("ShutdownTimeout", c.ShutdownTimeout),
 		confcheck.Positive("RateBurst", c.RateBurst), confcheck.Positive("ReadHeaderTimeout", c.ReadHeaderTimeout),

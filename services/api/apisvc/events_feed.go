@@ -19,43 +19,136 @@ const feedBatch = 256
 // feedErrorWindow is how long a fetch error keeps the feed unhealthy.
 const feedErrorWindow = 5 * time.Second
 
-// feed is the one workflow.events consumer of an api process. Its consumer
-// group is unique to the process, so every api instance sees every event;
-// it never commits (a new process starts its own group). Events of runs
-// nobody watches are skipped by key before decoding.
+// errFeedStopped answers a stream that asks for events while the api stops.
+var errFeedStopped = errors.New("the events feed is stopped: the api is shutting down")
+
+// feed is the api process's reader of workflow.events, and it reads only
+// while someone watches: the first SSE stream opens an eventbus.Tail (every
+// partition read from its end at that moment, no consumer group), later
+// streams share it, and Config.FeedLinger after the last one closed the
+// tail closes. Without watchers the api reads nothing of the topic, which
+// carries every run's events. Events of runs nobody watches are skipped by
+// key before decoding.
+//
+// Order: a stream calls acquire before it subscribes to the hub and reads
+// its snapshot from Redis. acquire returns once the tail is positioned, so
+// every event appended afterwards reaches the hub; an event whose write
+// came after the snapshot was appended after it (the orchestrator appends
+// events after their write), hence after acquire returned.
 type feed struct {
-	cons   *eventbus.Consumer
+	bus    eventbus.Config
 	hub    *hub
 	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
+	linger time.Duration
+
+	open chan struct{} // a semaphore: one acquire opens the tail at a time
 
 	mu      sync.Mutex
+	users   int       // streams between acquire and release
+	cur     *feedRun  // the open tail, nil while closed
+	gen     uint64    // counts idle timers armed; a stale timer does nothing
+	idle    *time.Timer
+	stopped bool
 	lastErr error
 	errAt   time.Time
+	opened  int // tails opened so far (tests)
 }
 
-// startFeed joins group on workflow.events and pumps events into h until stop.
-// ctx bounds joining only: the feed runs until stop.
-func startFeed(ctx context.Context, bus eventbus.Config, group string, h *hub, log *slog.Logger) (*feed, error) {
-	// A fresh group per process tails from the end: clients get a snapshot
-	// from Redis first, so the history before start-up is not needed.
-	bus.StartAtLatest = true
-	cons, err := eventbus.NewConsumer(ctx, bus, group, eventsv1.TopicWorkflowEvents)
-	if err != nil {
-		return nil, err
+// feedRun is one open tail and the goroutine pumping it into the hub.
+type feedRun struct {
+	tail   *eventbus.Tail
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// newFeed returns a feed of workflow.events on bus, closed until acquired.
+func newFeed(bus eventbus.Config, h *hub, linger time.Duration, log *slog.Logger) *feed {
+	return &feed{bus: bus, hub: h, linger: linger, log: log.With(logkey.Topic, eventsv1.TopicWorkflowEvents), open: make(chan struct{}, 1)}
+}
+
+// acquire makes sure the tail is open, opening it within ctx when it is
+// not, and counts the caller as a user until release. On error the caller
+// is not counted.
+func (f *feed) acquire(ctx context.Context) error {
+	select {
+	case f.open <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f := &feed{cons: cons, hub: h, log: log.With(logkey.Group, group), cancel: cancel, done: make(chan struct{})}
-	go f.run(ctx)
-	return f, nil
+	defer func() { <-f.open }()
+	f.mu.Lock()
+	if f.stopped {
+		f.mu.Unlock()
+		return errFeedStopped
+	}
+	if f.cur != nil {
+		f.use()
+		f.mu.Unlock()
+		return nil
+	}
+	f.mu.Unlock()
+	tail, err := eventbus.OpenTail(ctx, f.bus, eventsv1.TopicWorkflowEvents)
+	if err != nil {
+		f.fail(err)
+		return fmt.Errorf("open the run events feed: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return errors.Join(errFeedStopped, tail.Close())
+	}
+	run := &feedRun{tail: tail, done: make(chan struct{})}
+	var rctx context.Context
+	rctx, run.cancel = context.WithCancel(context.Background())
+	go f.pump(rctx, run)
+	f.cur = run
+	f.opened++
+	f.use()
+	return nil
 }
 
-// run fetches until ctx ends or the consumer closes.
-func (f *feed) run(ctx context.Context) {
-	defer close(f.done)
+// use counts one more user and disarms the idle timer; f.mu must be held.
+func (f *feed) use() {
+	f.users++
+	if f.idle != nil {
+		f.idle.Stop()
+		f.idle = nil
+	}
+}
+
+// release uncounts a user of acquire; the last one arms the idle timer.
+func (f *feed) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.users--
+	if f.users > 0 || f.cur == nil || f.stopped {
+		return
+	}
+	f.gen++
+	gen := f.gen
+	f.idle = time.AfterFunc(f.linger, func() { f.closeIdle(gen) })
+}
+
+// closeIdle closes the tail if no one acquired it since timer gen was armed.
+func (f *feed) closeIdle(gen uint64) {
+	f.mu.Lock()
+	if gen != f.gen || f.users > 0 || f.cur == nil {
+		f.mu.Unlock()
+		return
+	}
+	run := f.cur
+	f.cur, f.idle = nil, nil
+	f.mu.Unlock()
+	if err := run.stop(); err != nil {
+		f.log.Warn("close the run events feed", logkey.Err, err)
+	}
+}
+
+// pump fetches until ctx ends or the tail closes.
+func (f *feed) pump(ctx context.Context, run *feedRun) {
+	defer close(run.done)
 	for {
-		msgs, err := f.cons.Fetch(ctx, feedBatch)
+		msgs, err := run.tail.Fetch(ctx, feedBatch)
 		if ctx.Err() != nil || errors.Is(err, eventbus.ErrClosed) {
 			return
 		}
@@ -67,6 +160,13 @@ func (f *feed) run(ctx context.Context) {
 			f.deliver(m)
 		}
 	}
+}
+
+// stop ends the pump and closes the tail.
+func (r *feedRun) stop() error {
+	r.cancel()
+	<-r.done
+	return r.tail.Close()
 }
 
 // deliver decodes one event and hands it to the hub if anyone listens.
@@ -82,32 +182,45 @@ func (f *feed) deliver(m eventbus.Message) {
 	f.hub.publish(&ev)
 }
 
-// fail records a fetch error; the consumer keeps retrying.
+// fail records a fetch or open error; an open tail keeps retrying.
 func (f *feed) fail(err error) {
 	f.mu.Lock()
 	f.lastErr, f.errAt = err, time.Now()
 	f.mu.Unlock()
-	f.log.Warn("fetch run events", logkey.Err, err)
+	f.log.Warn("read run events", logkey.Err, err)
 }
 
-// healthy reports nil while the feed runs and has not failed recently.
+// healthy reports nil unless opening or reading the feed failed recently.
 func (f *feed) healthy() error {
-	select {
-	case <-f.done:
-		return errors.New("the workflow.events consumer stopped")
-	default:
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.lastErr != nil && time.Since(f.errAt) < feedErrorWindow {
-		return fmt.Errorf("the workflow.events consumer failed %s ago: %w", time.Since(f.errAt).Round(time.Millisecond), f.lastErr)
+		return fmt.Errorf("reading workflow.events failed %s ago: %w", time.Since(f.errAt).Round(time.Millisecond), f.lastErr)
 	}
 	return nil
 }
 
-// stop ends the feed and closes its consumer; safe to call twice.
+// state reports whether the tail is open, how many streams use it and how
+// many tails were opened so far.
+func (f *feed) state() (open bool, users, opened int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur != nil, f.users, f.opened
+}
+
+// stop closes the tail for good; later acquires fail. Safe to call twice.
 func (f *feed) stop() error {
-	f.cancel()
-	<-f.done
-	return f.cons.Close()
+	f.mu.Lock()
+	f.stopped = true
+	run := f.cur
+	f.cur = nil
+	if f.idle != nil {
+		f.idle.Stop()
+		f.idle = nil
+	}
+	f.mu.Unlock()
+	if run == nil {
+		return nil
+	}
+	return run.stop()
 }

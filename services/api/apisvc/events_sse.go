@@ -31,7 +31,12 @@ func (s *Server) runEvents(c *gin.Context) {
 		return
 	}
 	defer s.streams.release(client)
-	sub := s.hub.subscribe(id) // before the snapshot, so no event falls in between
+	if err := s.feed.acquire(c.Request.Context()); err != nil {
+		abort(c, errUnavailable(err, "live run events are unavailable; retry later"))
+		return
+	}
+	defer s.feed.release()
+	sub := s.hub.subscribe(id) // after the feed is positioned and before the snapshot, so no event falls in between
 	defer s.hub.unsubscribe(sub)
 	r, ctx, cancel := s.runFor(c, id, nil)
 	if r == nil {

@@ -22,7 +22,8 @@ type readiness struct {
 }
 
 // readyz checks Redis (PING), Kafka (metadata of the api's topics) and the
-// workflow.events consumer; any failure is a 503 problem listing each.
+// events feed (whether opening or reading workflow.events failed in the
+// last few seconds); any failure is a 503 problem listing each.
 func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
 	defer cancel()

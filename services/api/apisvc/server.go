@@ -2,8 +2,6 @@ package apisvc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,7 +47,7 @@ type Server struct {
 }
 
 // New validates cfg, creates the topics the api uses when missing, opens a
-// producer and starts the workflow.events consumer that feeds SSE streams.
+// producer; workflow.events is read only while SSE streams watch runs (feed).
 // ctx bounds start-up only; call Close to stop the consumer and producer.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
@@ -78,11 +76,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		closing: make(chan struct{}), endings: newEndings(cfg.MaxWaiters), listening: make(chan struct{}),
 		rates: newBuckets(cfg.RateLimit, cfg.RateBurst), streams: newSlots(cfg.MaxStreamsPerKey), waits: newSlots(cfg.MaxWaitersPerKey),
 	}
-	s.feed, err = startFeed(ctx, cfg.Bus, GroupPrefix+randomHex(6), s.hub, s.log)
-	if err != nil {
-		_ = prod.Close()
-		return nil, fmt.Errorf("api: %w", err)
-	}
+	s.feed = newFeed(cfg.Bus, s.hub, cfg.FeedLinger, s.log)
 	// The listener outlives ctx, which bounds start-up only: Close ends it.
 	lctx, unlisten := context.WithCancel(context.WithoutCancel(ctx))
 	s.unlisten = unlisten
@@ -97,7 +91,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Handler returns the api's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.engine }
 
-// Close ends open streams, stops the events consumer and closes the
+// Close ends open streams, closes the events feed and the
 // producer. It does not close Config.Redis. Safe to call twice.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
@@ -182,11 +176,4 @@ const cleanupTimeout = 5 * time.Second
 // ctx's cancellation but not cleanupTimeout.
 func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
-
-// randomHex returns n random bytes as hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

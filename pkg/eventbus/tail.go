@@ -1,0 +1,222 @@
+package eventbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/braidhq/braid/pkg/clock"
+	"github.com/segmentio/kafka-go"
+)
+
+// Tail reads every partition of one topic from where it ended when the
+// Tail was opened, without a consumer group: no join, no membership, no
+// commits, nothing left behind in the brokers when it closes. It is for
+// live views (the api's run events): a reader that must see every record
+// appended after a known moment and nothing before it.
+//
+// Concurrency and Fetch behave as Consumer's: call Fetch from one goroutine
+// at a time; Close may be called at any time from any goroutine, and a
+// blocked Fetch then returns ErrClosed.
+//
+// Failover: each partition's kafka-go reader follows its partition's
+// leader (it reconnects to the leader the metadata names, from the offset
+// it had reached). Partitions added to the topic after OpenTail are not
+// read; open a new Tail for them.
+type Tail struct {
+	cfg     Config
+	topic   string
+	readers []*kafka.Reader
+
+	msgs   chan Message  // filled by one pump per partition, cap cfg.FetchBuffer
+	errs   chan error    // the oldest fetch error not yet returned, cap 1
+	stop   chan struct{} // closed by Close
+	cancel context.CancelFunc
+	pumps  sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// OpenTail asks the brokers, within ctx and cfg.AdminTimeout, for topic's
+// partitions (a logical name) and the end offset of each, and starts reading
+// every partition from there. Once it returns, every record appended to the
+// topic afterwards is delivered by Fetch, in order per partition; records
+// appended before it was called are not. A topic that does not exist is an
+// error (create topics first with EnsureTopics).
+//
+// Reader settings: one kafka-go reader per partition, at the listed
+// offset, MinBytes 1, MaxWait of cfg, QueueCapacity cfg.FetchBuffer,
+// readerDialer.
+func OpenTail(ctx context.Context, cfg Config, topic string) (*Tail, error) {
+	cfg, err := cfg.resolve("open tail topic=" + topic)
+	if err != nil {
+		return nil, err
+	}
+	wire := cfg.topic(topic)
+	ends, err := partitionEnds(ctx, cfg, wire)
+	if err != nil {
+		return nil, fmt.Errorf("open tail topic=%s: %w", topic, err)
+	}
+	pumpCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t := &Tail{
+		cfg: cfg, topic: topic, readers: make([]*kafka.Reader, len(ends)),
+		msgs: make(chan Message, cfg.FetchBuffer), errs: make(chan error, 1),
+		stop: make(chan struct{}), cancel: cancel,
+	}
+	for p, off := range ends {
+		r := kafka.NewReader(kafka.ReaderConfig{
+			Brokers: cfg.Brokers, Topic: wire, Partition: p, Dialer: readerDialer(cfg),
+			MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: cfg.MaxWait, QueueCapacity: cfg.FetchBuffer,
+			ErrorLogger: cfg.errorLogger(), Logger: cfg.infoLogger(),
+		})
+		if err := r.SetOffset(off); err != nil {
+			cancel()
+			_ = r.Close()
+			t.closeReaders()
+			return nil, fmt.Errorf("open tail topic=%s partition=%d offset=%d: %w", topic, p, off, err)
+		}
+		t.readers[p] = r
+	}
+	for _, r := range t.readers {
+		t.pumps.Add(1)
+		go t.pump(pumpCtx, r)
+	}
+	return t, nil
+}
+
+// partitionEnds returns the end offset (the next offset to be written) of each
+// partition of topic (a wire name), by partition.
+func partitionEnds(ctx context.Context, cfg Config, topic string) ([]int64, error) {
+	client, done := adminClient(cfg)
+	defer done()
+	tl, err := newPartitionCache(client).layout(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: make([]kafka.OffsetRequest, len(tl.ids))}}
+	for i, p := range tl.ids {
+		req.Topics[topic][i] = kafka.LastOffsetOf(p)
+	}
+	resp, err := client.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("list offsets: %w", err)
+	}
+	ends := make([]int64, len(tl.ids))
+	seen := make([]bool, len(tl.ids))
+	for _, po := range resp.Topics[topic] {
+		if po.Error != nil {
+			return nil, fmt.Errorf("list offsets partition=%d: %w", po.Partition, po.Error)
+		}
+		if po.Partition < 0 || po.Partition >= len(ends) || po.LastOffset < 0 {
+			return nil, fmt.Errorf("list offsets: answer names partition %d at offset %d, not one of 0..%d", po.Partition, po.LastOffset, len(ends)-1)
+		}
+		ends[po.Partition], seen[po.Partition] = po.LastOffset, true
+	}
+	for p, ok := range seen {
+		if !ok {
+			return nil, fmt.Errorf("list offsets: no end offset for partition %d", p)
+		}
+	}
+	return ends, nil
+}
+
+// Fetch blocks until at least one record is available (or ctx ends, or the
+// tail is closed), then returns it with every further record already
+// prefetched, up to limit records in all, as Consumer.Fetch does. A non-nil
+// error other than ErrClosed or ctx's error is transient (a broker
+// unreachable): the tail keeps retrying, and the caller may call Fetch again.
+func (t *Tail) Fetch(ctx context.Context, limit int) ([]Message, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("fetch tail topic=%s: limit %d < 1", t.topic, limit)
+	}
+	select {
+	case <-t.stop:
+		return nil, fmt.Errorf("fetch tail topic=%s: %w", t.topic, ErrClosed)
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var first Message
+	select {
+	case first = <-t.msgs:
+	case err := <-t.errs:
+		return nil, fmt.Errorf("fetch tail topic=%s: %w", t.topic, err)
+	case <-t.stop:
+		return nil, fmt.Errorf("fetch tail topic=%s: %w", t.topic, ErrClosed)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	out := make([]Message, 1, min(limit, 1+len(t.msgs)))
+	out[0] = first
+	for len(out) < limit {
+		select {
+		case m := <-t.msgs:
+			out = append(out, m)
+		default:
+			t.cfg.observeLag(out)
+			return out, nil
+		}
+	}
+	t.cfg.observeLag(out)
+	return out, nil
+}
+
+// pump moves r's records into t.msgs until ctx ends (Close cancels it before
+// closing the readers). Errors are reported through t.errs (keeping the
+// oldest unreported one) and retried after cfg.JoinGroupBackoff.
+func (t *Tail) pump(ctx context.Context, r *kafka.Reader) {
+	defer t.pumps.Done()
+	for {
+		km, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case t.errs <- err:
+			default:
+			}
+			if clock.Sleep(ctx, t.cfg.JoinGroupBackoff) != nil {
+				return
+			}
+			continue
+		}
+		select {
+		case t.msgs <- t.cfg.fromKafka(km):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Close stops reading and closes the readers' connections. A Fetch blocked
+// in another goroutine returns ErrClosed. Close is safe to call twice.
+func (t *Tail) Close() error {
+	t.closeOnce.Do(func() {
+		close(t.stop)
+		t.cancel()
+		t.pumps.Wait()
+		t.closeErr = t.closeReaders()
+	})
+	return t.closeErr
+}
+
+// closeReaders closes every reader opened so far.
+func (t *Tail) closeReaders() error {
+	var errs []error
+	for _, r := range t.readers {
+		if r == nil {
+			continue
+		}
+		if err := r.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close tail topic=%s: %w", t.topic, err)
+	}
+	return nil
+}
