@@ -21,6 +21,9 @@ cmd/braid/internal/devstack/services.go|Dial: inf.brokerLn.Dial}|Dial: nil}|e2e|
 cmd/braid/internal/cli/dev.go|return max(1, cpus/2)|return max(1, cpus)|cmd/braid|./internal/cli|^TestDevProcs$
 cmd/braid/internal/cli/dev.go|		runtime.GOMAXPROCS(n)|		_ = n|e2e|.|^TestDevMetrics$
 pkg/worker/lazylog.go|l.h = l.parent.WithAttrs(l.attrs)|l.h = l.parent|pkg|./worker|^TestLazyAttrs
+pkg/eventbus/tail.go|if err := r.SetOffset(off); err != nil {|if err := r.SetOffset(kafka.FirstOffset); err != nil {|pkg|./eventbus|^TestTailReadsWhatFollowsOpen$
+services/api/apisvc/events_feed.go|if f.users > 0 \|\| f.cur == nil \|\| f.stopped {|if f.cur == nil \|\| f.stopped {|services/api|./apisvc|^TestFeedReadsOnlyWhileWatched$
+services/api/apisvc/events_sse.go|if err := s.feed.acquire(c.Request.Context()); err != nil {|if err := error(nil); err != nil {|services/api|./apisvc|^TestRunEventsStream$
 pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim\|Conformance
 pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end||pkg|./statestore|.
 services/orchestrator/core/result.go|if n.Attempt != e.Attempt \|\| !n.State.InFlight() {|if !n.State.InFlight() {|services/orchestrator|./core|.

@@ -44,9 +44,9 @@ type feed struct {
 	open chan struct{} // a semaphore: one acquire opens the tail at a time
 
 	mu      sync.Mutex
-	users   int       // streams between acquire and release
-	cur     *feedRun  // the open tail, nil while closed
-	gen     uint64    // counts idle timers armed; a stale timer does nothing
+	users   int      // streams between acquire and release
+	cur     *feedRun // the open tail, nil while closed
+	gen     uint64   // moves on each acquire and release; a timer armed at an older gen does nothing
 	idle    *time.Timer
 	stopped bool
 	lastErr error
@@ -107,9 +107,11 @@ func (f *feed) acquire(ctx context.Context) error {
 	return nil
 }
 
-// use counts one more user and disarms the idle timer; f.mu must be held.
+// use counts one more user and disarms the idle timer (one that already
+// fired finds gen moved on); f.mu must be held.
 func (f *feed) use() {
 	f.users++
+	f.gen++
 	if f.idle != nil {
 		f.idle.Stop()
 		f.idle = nil
@@ -132,7 +134,7 @@ func (f *feed) release() {
 // closeIdle closes the tail if no one acquired it since timer gen was armed.
 func (f *feed) closeIdle(gen uint64) {
 	f.mu.Lock()
-	if gen != f.gen || f.users > 0 || f.cur == nil {
+	if gen != f.gen || f.cur == nil {
 		f.mu.Unlock()
 		return
 	}
