@@ -155,3 +155,64 @@ func TestTailSurvivesBrokerRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestTailAcrossLeaderMovesAndBrokerLoss: a tail of a three-broker
+// cluster's topic keeps reading every partition when every partition gets
+// a new leader and when a broker dies and comes back.
+func TestTailAcrossLeaderMovesAndBrokerLoss(t *testing.T) {
+	t.Parallel()
+	k := testinfra.StartKafkaCluster(t, 3)
+	topic := eventsv1.TopicTaskComplete
+	b := newBus(t, k, topic)
+	p := b.producer(t)
+	keys := keysByPartition(t, DefaultPartitions)
+	for _, key := range keys {
+		require.NoError(t, p.Publish(testCtx(t), seqRecord(topic, key, -1))) // before: never read
+	}
+	tl := b.openTail(t, topic)
+	var got []Message
+	sent := 0
+	phase := func(name string) {
+		t.Helper()
+		for seq := sent; seq < sent+10; seq++ {
+			batch := make([]Message, len(keys))
+			for i, key := range keys {
+				batch[i] = seqRecord(topic, key, seq)
+			}
+			require.NoError(t, p.Publish(testCtx(t), batch...), "%s: publish %d", name, seq)
+		}
+		sent += 10
+		ctx := testCtx(t)
+		for seen := distinctValues(got); seen < sent*len(keys); seen = distinctValues(got) {
+			msgs, err := tl.Fetch(ctx, 100)
+			if err != nil {
+				require.NoError(t, ctx.Err(), "%s: read %d of %d: %v", name, seen, sent*len(keys), err)
+				t.Logf("%s: fetch: %v", name, err) // transient while leaders move
+				continue
+			}
+			got = append(got, msgs...)
+		}
+		t.Logf("phase %s: read", name)
+	}
+	phase("before")
+	k.Cluster.ShufflePartitionLeaders()
+	phase("after every partition got a new leader")
+	k.StopBroker(t, 0)
+	phase("with broker 0 dead")
+	k.StartBroker(t, 0)
+	phase("after broker 0 came back")
+	requireKeyOrder(t, got, keys, sent)
+	for _, m := range got {
+		_, seq := seqOf(t, m)
+		require.GreaterOrEqual(t, seq, 0, "record %q was appended before the tail opened", m.Value)
+	}
+}
+
+// distinctValues counts the distinct record values in msgs.
+func distinctValues(msgs []Message) int {
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		seen[string(m.Value)] = true
+	}
+	return len(seen)
+}
