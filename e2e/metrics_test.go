@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,6 +107,11 @@ func TestMetricsOnEveryService(t *testing.T) {
 	}
 	c.call(http.MethodPost, "/schedules", []byte(`{"workflow":"`+name+`","cron":"@every 1s","overlap":"allow"}`), http.StatusCreated, &sched)
 	poison(t, s)
+	// The api reads workflow.events only while someone watches a run: keep
+	// a stream open, so the scheduled runs' events pass its feed (and its
+	// consumer lag is reported).
+	watch := watchEvents(t, s.URL+"/runs/"+run.ID+"/events", s.Key)
+	defer watch()
 
 	want := map[string][]expectation{
 		catalog.API: {
@@ -241,4 +248,34 @@ func TestDevMetrics(t *testing.T) {
 	procs, ok := sample(mfs, "go_sched_gomaxprocs_threads", nil)
 	require.True(t, ok, "braid dev's /metrics lacks go_sched_gomaxprocs_threads")
 	require.Equal(t, float64(wantProcs), procs, "braid dev's GOMAXPROCS")
+}
+
+// watchEvents holds an event stream of url open, reading and discarding it,
+// until the returned func is called (or the test ends). The stream must be
+// answered 200.
+func watchEvents(t *testing.T, url, key string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(io.Discard, resp.Body)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			_ = resp.Body.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }

@@ -23,7 +23,7 @@ cmd/braid/internal/cli/dev.go|		runtime.GOMAXPROCS(n)|		_ = n|e2e|.|^TestDevMetr
 pkg/worker/lazylog.go|l.h = l.parent.WithAttrs(l.attrs)|l.h = l.parent|pkg|./worker|^TestLazyAttrs
 pkg/eventbus/tail.go|if err := r.SetOffset(off); err != nil {|if err := r.SetOffset(kafka.FirstOffset); err != nil {|pkg|./eventbus|^TestTailReadsWhatFollowsOpen$
 services/api/apisvc/events_feed.go|if f.users > 0 \|\| f.cur == nil \|\| f.stopped {|if f.cur == nil \|\| f.stopped {|services/api|./apisvc|^TestFeedReadsOnlyWhileWatched$
-services/api/apisvc/events_sse.go|if err := s.feed.acquire(c.Request.Context()); err != nil {|if err := error(nil); err != nil {|services/api|./apisvc|^TestRunEventsStream$
+services/api/apisvc/events_sse.go|	err = s.feed.acquire(actx)|	_, err = actx, error(nil)|services/api|./apisvc|^TestRunEvents
 pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim\|Conformance
 pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end||pkg|./statestore|.
 services/orchestrator/core/result.go|if n.Attempt != e.Attempt \|\| !n.State.InFlight() {|if !n.State.InFlight() {|services/orchestrator|./core|.

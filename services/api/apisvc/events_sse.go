@@ -1,6 +1,7 @@
 package apisvc
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -31,7 +32,10 @@ func (s *Server) runEvents(c *gin.Context) {
 		return
 	}
 	defer s.streams.release(client)
-	if err := s.feed.acquire(c.Request.Context()); err != nil {
+	actx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.RequestTimeout)
+	err = s.feed.acquire(actx)
+	cancel()
+	if err != nil {
 		abort(c, errUnavailable(err, "live run events are unavailable; retry later"))
 		return
 	}

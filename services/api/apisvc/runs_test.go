@@ -226,3 +226,32 @@ func TestRunRequestWithoutBroker(t *testing.T) {
 	p = e.must(req{method: "GET", path: "/readyz", key: "-"}, http.StatusServiceUnavailable).problem(t)
 	require.Equal(t, "kafka", p.Errors[0].Path)
 }
+
+// TestRunEventsWithoutBroker: a run's event stream whose feed cannot be
+// opened (the broker is down) is a 503 problem, not a stream without live
+// updates, and /readyz names the feed as well as Kafka.
+func TestRunEventsWithoutBroker(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{timeout: 3 * time.Second})
+	name, _ := e.register(`{"name":"nofeed","nodes":[{"id":"a","handler":"noop"}]}`)
+	id := e.startRun(name, nil, nil)
+	e.kafka.Stop()
+	// First without reading the body: a stream answered 200 never ends.
+	hr, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.url+"/runs/"+id+"/events", nil)
+	require.NoError(t, err)
+	hr.Header.Set("X-API-Key", readSecret)
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(hr)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a stream without its feed")
+	require.Less(t, time.Since(start), 30*time.Second)
+	p := e.must(req{method: "GET", path: "/runs/" + id + "/events", key: readSecret}, http.StatusServiceUnavailable).problem(t)
+	require.Contains(t, p.Detail, "live run events are unavailable")
+	p = e.must(req{method: "GET", path: "/readyz", key: "-"}, http.StatusServiceUnavailable).problem(t)
+	var failed []string
+	for _, fe := range p.Errors {
+		failed = append(failed, fe.Path)
+	}
+	require.ElementsMatch(t, []string{"kafka", "events"}, failed)
+}

@@ -51,11 +51,17 @@ func newSSEReader(r io.Reader) *sseReader {
 	return s
 }
 
-// next returns the next event that is not a comment.
+// next returns the next event that is not a comment, within in all
+// (keep-alive comments do not extend it).
 func (s *sseReader) next(t *testing.T, within time.Duration) sseEvent {
 	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
-		ev := s.nextAny(t, within)
+		left := time.Until(deadline)
+		if left <= 0 {
+			t.Fatalf("no event but keep-alives within %s", within)
+		}
+		ev := s.nextAny(t, left)
 		if ev.comment == "" {
 			return ev
 		}
