@@ -256,13 +256,8 @@ func TestDevMetrics(t *testing.T) {
 func watchEvents(t *testing.T, url, key string) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	require.NoError(t, err)
-	req.Header.Set("X-API-Key", key)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	t.Cleanup(cancel)
+	resp := openEvents(t, ctx, url, key)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

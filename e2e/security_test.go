@@ -134,20 +134,31 @@ func readSSE(t *testing.T, url, key string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	require.NoError(t, err)
-	req.Header.Set("X-API-Key", key)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp := openEvents(t, ctx, url, key)
 	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
 	body, err := io.ReadAll(resp.Body)
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		require.NoError(t, err)
 	}
 	require.NotEmpty(t, body, "the event stream sent nothing")
 	return string(body)
+}
+
+// openEvents opens the event stream at url with key; it must be answered
+// 200. ctx bounds the whole stream.
+func openEvents(t *testing.T, ctx context.Context, url, key string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
+		t.Fatalf("event stream %s: status %d", url, resp.StatusCode)
+	}
+	return resp
 }
 
 // redisContents is every value of every key starting with prefix, by type.

@@ -32,13 +32,7 @@ func TestConsumerGroupAcrossLeaderMovesAndBrokerLoss(t *testing.T) {
 	sent := 0
 	phase := func(name string) {
 		t.Helper()
-		for seq := sent; seq < sent+20; seq++ {
-			batch := make([]Message, len(keys))
-			for i, key := range keys {
-				batch[i] = seqRecord(topic, key, seq)
-			}
-			require.NoError(t, p.Publish(testCtx(t), batch...), "%s: publish %d", name, seq)
-		}
+		publishSeqs(t, p, topic, keys, sent, sent+20, name)
 		sent += 20
 		t.Logf("phase %s: published", name)
 		waitUntil(t, name, func() (bool, string) {

@@ -38,6 +38,19 @@ func seqRecord(topic, key string, seq int) Message {
 	return Message{Topic: topic, Key: []byte(key), Value: []byte(key + " " + strconv.Itoa(seq))}
 }
 
+// publishSeqs publishes records from..to-1 of every key of keys on topic,
+// one Publish per seq; phase names the step in failures.
+func publishSeqs(t *testing.T, p *Producer, topic string, keys []string, from, to int, phase string) {
+	t.Helper()
+	for seq := from; seq < to; seq++ {
+		batch := make([]Message, len(keys))
+		for i, key := range keys {
+			batch[i] = seqRecord(topic, key, seq)
+		}
+		require.NoError(t, p.Publish(testCtx(t), batch...), "%s: publish %d", phase, seq)
+	}
+}
+
 // seqOf parses a seqRecord's value.
 func seqOf(t *testing.T, m Message) (key string, seq int) {
 	t.Helper()

@@ -37,13 +37,10 @@ import (
 // cluster, and what that Commit did not cover is delivered again unless a
 // later Commit of the partition covers it.
 type Consumer struct {
-	cfg   Config
+	prefetch
 	group string
 	r     *kafka.Reader
 
-	msgs     chan Message  // prefetched by pump, cap cfg.FetchBuffer
-	errs     chan error    // the oldest fetch error not yet returned, cap 1
-	stop     chan struct{} // closed by Close
 	cancel   context.CancelFunc
 	pumpDone chan struct{}
 
@@ -64,8 +61,9 @@ type Consumer struct {
 // partitions (alignedRange), StartOffset FirstOffset (a live view that
 // starts at the end is a Tail), CommitInterval 0 (Commit is synchronous),
 // MinBytes 1 (a fetch returns as soon as one record is there), the group
-// timeouts and MaxWait of cfg, and QueueCapacity cfg.FetchBuffer; readerDialer (a cancelled partition
-// reader closes its connection, so a rebalance does not wait out a fetch).
+// timeouts and MaxWait of cfg, and QueueCapacity cfg.FetchBuffer;
+// readerDialer (a cancelled partition reader closes its connection, so a
+// rebalance does not wait out a fetch).
 //
 // ctx bounds the start-up calls to the brokers only: the consumer runs until
 // Close.
@@ -95,12 +93,11 @@ func NewConsumer(ctx context.Context, cfg Config, group string, topics ...string
 	r := kafka.NewReader(readerConfig(cfg, group, wire))
 	// The pump outlives ctx, which bounds start-up only: Close ends it.
 	pumpCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &Consumer{
-		cfg: cfg, group: group, r: r,
-		msgs: make(chan Message, cfg.FetchBuffer), errs: make(chan error, 1),
-		stop: make(chan struct{}), cancel: cancel, pumpDone: make(chan struct{}),
-	}
-	go c.pump(pumpCtx)
+	c := &Consumer{prefetch: newPrefetch(cfg), group: group, r: r, cancel: cancel, pumpDone: make(chan struct{})}
+	go func() {
+		defer close(c.pumpDone)
+		c.pump(pumpCtx, r)
+	}()
 	return c, nil
 }
 
@@ -178,14 +175,4 @@ func (c *Consumer) Close() error {
 		}
 	})
 	return c.closeErr
-}
-
-// closedErr returns ErrClosed once Close has started.
-func (c *Consumer) closedErr() error {
-	select {
-	case <-c.stop:
-		return ErrClosed
-	default:
-		return nil
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/braidhq/braid/pkg/clock"
+	"github.com/segmentio/kafka-go"
 )
 
 // Fetch blocks until at least one record is available (or ctx ends, or the
@@ -27,66 +28,94 @@ import (
 // transient (e.g. the broker is unreachable): the consumer keeps retrying,
 // and the caller may call Fetch again.
 func (c *Consumer) Fetch(ctx context.Context, limit int) ([]Message, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("fetch group=%s: limit %d < 1", c.group, limit)
+	return c.fetch(ctx, limit, "group="+c.group)
+}
+
+// prefetch is what a Consumer and a Tail share: the records their pumps
+// moved out of kafka-go's readers, the oldest fetch error not yet returned,
+// and the channel Close closes.
+type prefetch struct {
+	cfg  Config
+	msgs chan Message  // filled by the pumps, cap cfg.FetchBuffer
+	errs chan error    // the oldest fetch error not yet returned, cap 1
+	stop chan struct{} // closed by Close
+}
+
+func newPrefetch(cfg Config) prefetch {
+	return prefetch{cfg: cfg, msgs: make(chan Message, cfg.FetchBuffer), errs: make(chan error, 1), stop: make(chan struct{})}
+}
+
+// closedErr returns ErrClosed once Close has started.
+func (p *prefetch) closedErr() error {
+	select {
+	case <-p.stop:
+		return ErrClosed
+	default:
+		return nil
 	}
-	if err := c.closedErr(); err != nil {
-		return nil, fmt.Errorf("fetch group=%s: %w", c.group, err)
+}
+
+// fetch is Fetch for a reader named name in errors (see Consumer.Fetch).
+func (p *prefetch) fetch(ctx context.Context, limit int, name string) ([]Message, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("fetch %s: limit %d < 1", name, limit)
+	}
+	if err := p.closedErr(); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", name, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var first Message
 	select {
-	case first = <-c.msgs:
-	case err := <-c.errs:
-		return nil, fmt.Errorf("fetch group=%s: %w", c.group, err)
-	case <-c.stop:
-		return nil, fmt.Errorf("fetch group=%s: %w", c.group, ErrClosed)
+	case first = <-p.msgs:
+	case err := <-p.errs:
+		return nil, fmt.Errorf("fetch %s: %w", name, err)
+	case <-p.stop:
+		return nil, fmt.Errorf("fetch %s: %w", name, ErrClosed)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	out := make([]Message, 1, min(limit, 1+len(c.msgs)))
+	out := make([]Message, 1, min(limit, 1+len(p.msgs)))
 	out[0] = first
 	for len(out) < limit {
 		select {
-		case m := <-c.msgs:
+		case m := <-p.msgs:
 			out = append(out, m)
 		default:
-			c.cfg.observeLag(out)
+			p.cfg.observeLag(out)
 			return out, nil
 		}
 	}
-	c.cfg.observeLag(out)
+	p.cfg.observeLag(out)
 	return out, nil
 }
 
-// pump moves records from the kafka-go reader into c.msgs until ctx ends
-// (Close cancels it before closing the reader). Fetch errors are reported
-// through c.errs (keeping the oldest unreported one) and retried after
+// pump moves records from r into p.msgs until ctx ends (Close cancels it
+// before closing the reader). Fetch errors are reported through p.errs
+// (keeping the oldest unreported one) and retried after
 // cfg.JoinGroupBackoff. Every error is retried, io.EOF included: kafka-go
 // reports the error of its last failed group join through FetchMessage, and
 // a join on a connection the broker closed (a broker restarting) fails with
 // io.EOF, which must not be taken for the reader's own end.
-func (c *Consumer) pump(ctx context.Context) {
-	defer close(c.pumpDone)
+func (p *prefetch) pump(ctx context.Context, r *kafka.Reader) {
 	for {
-		km, err := c.r.FetchMessage(ctx)
+		km, err := r.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			select {
-			case c.errs <- err:
+			case p.errs <- err:
 			default:
 			}
-			if clock.Sleep(ctx, c.cfg.JoinGroupBackoff) != nil {
+			if clock.Sleep(ctx, p.cfg.JoinGroupBackoff) != nil {
 				return
 			}
 			continue
 		}
 		select {
-		case c.msgs <- c.cfg.fromKafka(km):
+		case p.msgs <- p.cfg.fromKafka(km):
 		case <-ctx.Done():
 			return
 		}

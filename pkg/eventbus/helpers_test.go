@@ -88,8 +88,9 @@ func attempt(t *testing.T, m Message) int {
 	return int(r.Attempt)
 }
 
-// fetchN fetches until n messages arrived (more may come in the last batch).
-func fetchN(t *testing.T, c *Consumer, n int) []Message {
+// fetchN fetches from c (a Consumer or a Tail) until n messages arrived
+// (more may come in the last batch).
+func fetchN(t *testing.T, c Fetcher, n int) []Message {
 	t.Helper()
 	ctx := testCtx(t)
 	var got []Message
@@ -180,4 +181,29 @@ func (col *collector) has(t *testing.T, ids ...string) bool {
 		}
 	}
 	return true
+}
+
+// recoverAfterOutage publishes attempt 1 of run-1 until p has recovered from
+// a broker outage, then fetches from f until that record arrives; errors on
+// the way are transient (logged), what names f in them.
+func recoverAfterOutage(t *testing.T, p *Producer, f Fetcher, what string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor/3)
+		defer cancel()
+		return p.Publish(ctx, result(t, "run-1", 1)) == nil
+	}, waitFor, tick, "producer never recovered")
+	ctx := testCtx(t)
+	for {
+		msgs, err := f.Fetch(ctx, 10)
+		if err != nil {
+			require.NoError(t, ctx.Err(), "%s never recovered: %v", what, err)
+			require.NotErrorIs(t, err, ErrClosed)
+			t.Logf("%s: fetch after the outage: %v", what, err)
+			continue
+		}
+		if attempt(t, msgs[len(msgs)-1]) == 1 {
+			return
+		}
+	}
 }

@@ -131,23 +131,7 @@ func TestConsumerSurvivesResetConnections(t *testing.T) {
 	resets.stop()
 	k.Restart(t)
 
-	require.Eventually(t, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor/3)
-		defer cancel()
-		return p.Publish(ctx, result(t, "run-1", 1)) == nil
-	}, waitFor, tick, "producer never recovered")
-	ctx := testCtx(t)
-	for {
-		msgs, err := c.Fetch(ctx, 10)
-		if err != nil {
-			require.NoError(t, ctx.Err(), "consumer never recovered: %v", err)
-			t.Logf("fetch after the outage: %v", err)
-			continue
-		}
-		if attempt(t, msgs[len(msgs)-1]) == 1 {
-			return
-		}
-	}
+	recoverAfterOutage(t, p, c, "consumer")
 }
 
 // resetListener accepts connections on an address and closes each at once.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/braidhq/braid/pkg/clock"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -25,13 +24,10 @@ import (
 // it had reached). Partitions added to the topic after OpenTail are not
 // read; open a new Tail for them.
 type Tail struct {
-	cfg     Config
-	topic   string
-	readers []*kafka.Reader
+	prefetch // one pump per partition
+	topic    string
+	readers  []*kafka.Reader
 
-	msgs   chan Message  // filled by one pump per partition, cap cfg.FetchBuffer
-	errs   chan error    // the oldest fetch error not yet returned, cap 1
-	stop   chan struct{} // closed by Close
 	cancel context.CancelFunc
 	pumps  sync.WaitGroup
 
@@ -60,11 +56,7 @@ func OpenTail(ctx context.Context, cfg Config, topic string) (*Tail, error) {
 		return nil, fmt.Errorf("open tail topic=%s: %w", topic, err)
 	}
 	pumpCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &Tail{
-		cfg: cfg, topic: topic, readers: make([]*kafka.Reader, len(ends)),
-		msgs: make(chan Message, cfg.FetchBuffer), errs: make(chan error, 1),
-		stop: make(chan struct{}), cancel: cancel,
-	}
+	t := &Tail{prefetch: newPrefetch(cfg), topic: topic, readers: make([]*kafka.Reader, len(ends)), cancel: cancel}
 	for p, off := range ends {
 		r := kafka.NewReader(kafka.ReaderConfig{
 			Brokers: cfg.Brokers, Topic: wire, Partition: p, Dialer: readerDialer(cfg),
@@ -80,8 +72,7 @@ func OpenTail(ctx context.Context, cfg Config, topic string) (*Tail, error) {
 		t.readers[p] = r
 	}
 	for _, r := range t.readers {
-		t.pumps.Add(1)
-		go t.pump(pumpCtx, r)
+		t.pumps.Go(func() { t.pump(pumpCtx, r) })
 	}
 	return t, nil
 }
@@ -128,68 +119,7 @@ func partitionEnds(ctx context.Context, cfg Config, topic string) ([]int64, erro
 // error other than ErrClosed or ctx's error is transient (a broker
 // unreachable): the tail keeps retrying, and the caller may call Fetch again.
 func (t *Tail) Fetch(ctx context.Context, limit int) ([]Message, error) {
-	if limit < 1 {
-		return nil, fmt.Errorf("fetch tail topic=%s: limit %d < 1", t.topic, limit)
-	}
-	select {
-	case <-t.stop:
-		return nil, fmt.Errorf("fetch tail topic=%s: %w", t.topic, ErrClosed)
-	default:
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var first Message
-	select {
-	case first = <-t.msgs:
-	case err := <-t.errs:
-		return nil, fmt.Errorf("fetch tail topic=%s: %w", t.topic, err)
-	case <-t.stop:
-		return nil, fmt.Errorf("fetch tail topic=%s: %w", t.topic, ErrClosed)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	out := make([]Message, 1, min(limit, 1+len(t.msgs)))
-	out[0] = first
-	for len(out) < limit {
-		select {
-		case m := <-t.msgs:
-			out = append(out, m)
-		default:
-			t.cfg.observeLag(out)
-			return out, nil
-		}
-	}
-	t.cfg.observeLag(out)
-	return out, nil
-}
-
-// pump moves r's records into t.msgs until ctx ends (Close cancels it before
-// closing the readers). Errors are reported through t.errs (keeping the
-// oldest unreported one) and retried after cfg.JoinGroupBackoff.
-func (t *Tail) pump(ctx context.Context, r *kafka.Reader) {
-	defer t.pumps.Done()
-	for {
-		km, err := r.FetchMessage(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			select {
-			case t.errs <- err:
-			default:
-			}
-			if clock.Sleep(ctx, t.cfg.JoinGroupBackoff) != nil {
-				return
-			}
-			continue
-		}
-		select {
-		case t.msgs <- t.cfg.fromKafka(km):
-		case <-ctx.Done():
-			return
-		}
-	}
+	return t.fetch(ctx, limit, "tail topic="+t.topic)
 }
 
 // Close stops reading and closes the readers' connections. A Fetch blocked

@@ -2,7 +2,6 @@ package eventbus
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -10,19 +9,6 @@ import (
 	"github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 )
-
-// tailN fetches from tl until n records arrived (more may come in the last batch).
-func tailN(t *testing.T, tl *Tail, n int) []Message {
-	t.Helper()
-	ctx := testCtx(t)
-	var got []Message
-	for len(got) < n {
-		msgs, err := tl.Fetch(ctx, n-len(got))
-		require.NoError(t, err, "fetched %d of %d", len(got), n)
-		got = append(got, msgs...)
-	}
-	return got
-}
 
 // openTail opens a tail of topic on b, closed on cleanup.
 func (b bus) openTail(t *testing.T, topic string) *Tail {
@@ -54,7 +40,7 @@ func TestTailReadsWhatFollowsOpen(t *testing.T) {
 	}
 	require.NoError(t, p.Publish(testCtx(t), after...))
 
-	got := tailN(t, tl, len(after))
+	got := fetchN(t, tl, len(after))
 	require.Len(t, got, len(after))
 	next := map[string]int{}
 	for _, m := range got {
@@ -130,30 +116,11 @@ func TestTailSurvivesBrokerRestart(t *testing.T) {
 	p := b.producer(t)
 	tl := b.openTail(t, eventsv1.TopicTaskComplete)
 	publishResults(t, p, "run-1", 1)
-	require.Equal(t, 0, attempt(t, tailN(t, tl, 1)[0]))
+	require.Equal(t, 0, attempt(t, fetchN(t, tl, 1)[0]))
 
 	k.Stop()
 	k.Restart(t)
-	require.Eventually(t, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor/3)
-		defer cancel()
-		return p.Publish(ctx, result(t, "run-1", 1)) == nil
-	}, waitFor, tick, "producer never recovered")
-
-	ctx := testCtx(t)
-	for {
-		msgs, err := tl.Fetch(ctx, 10)
-		if err != nil {
-			require.NoError(t, ctx.Err(), "tail never recovered: %v", err)
-			require.False(t, errors.Is(err, ErrClosed))
-			t.Logf("fetch after restart: %v", err) // transient while the broker was down
-			continue
-		}
-		last := msgs[len(msgs)-1]
-		if attempt(t, last) == 1 {
-			return
-		}
-	}
+	recoverAfterOutage(t, p, tl, "tail")
 }
 
 // TestTailAcrossLeaderMovesAndBrokerLoss: a tail of a three-broker
@@ -174,13 +141,7 @@ func TestTailAcrossLeaderMovesAndBrokerLoss(t *testing.T) {
 	sent := 0
 	phase := func(name string) {
 		t.Helper()
-		for seq := sent; seq < sent+10; seq++ {
-			batch := make([]Message, len(keys))
-			for i, key := range keys {
-				batch[i] = seqRecord(topic, key, seq)
-			}
-			require.NoError(t, p.Publish(testCtx(t), batch...), "%s: publish %d", name, seq)
-		}
+		publishSeqs(t, p, topic, keys, sent, sent+10, name)
 		sent += 10
 		ctx := testCtx(t)
 		for seen := distinctValues(got); seen < sent*len(keys); seen = distinctValues(got) {
