@@ -71,9 +71,8 @@ func TestFeedReadsOnlyWhileWatched(t *testing.T) {
 
 	f.release()
 	f.release()
-	time.Sleep(2 * linger)
-	open, _, _ = f.state()
-	require.True(t, open, "closed while a stream still used it")
+	require.Never(t, func() bool { open, _, _ := f.state(); return !open }, 2*linger, 10*time.Millisecond,
+		"closed while a stream still used it")
 	f.release()
 	require.Eventually(t, func() bool { open, _, _ := f.state(); return !open }, 10*time.Second, 10*time.Millisecond,
 		"the tail stays open after the last stream left")
@@ -86,9 +85,9 @@ func TestFeedReadsOnlyWhileWatched(t *testing.T) {
 	require.Equal(t, 2, opened)
 	require.NoError(t, f.acquire(ctx)) // within the linger of a release: the same tail
 	f.release()
-	time.Sleep(2 * linger)
-	open, _, opened = f.state()
-	require.True(t, open)
+	require.Never(t, func() bool { open, _, _ := f.state(); return !open }, 2*linger, 10*time.Millisecond,
+		"closed while a stream still used it")
+	_, _, opened = f.state()
 	require.Equal(t, 2, opened)
 
 	require.NoError(t, f.stop())
