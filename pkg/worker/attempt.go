@@ -52,10 +52,24 @@ type attempt struct {
 
 	gone     chan struct{} // closed when the attempt leaves the in-flight set: its heartbeats end
 	goneOnce sync.Once
+	// firstBeat starts the heartbeats when the first is due (newAttempt);
+	// beats is the worker's count of heartbeat timers and goroutines, which
+	// leave decrements for a timer it stops before it fired. Both nil for an
+	// attempt that never had heartbeats.
+	firstBeat *time.Timer
+	beats     *sync.WaitGroup
 }
 
-// leave closes gone once.
-func (a *attempt) leave() { a.goneOnce.Do(func() { close(a.gone) }) }
+// leave closes gone once and disarms the first heartbeat if it is not due
+// yet; one that already fired sees gone closed and ends by itself.
+func (a *attempt) leave() {
+	a.goneOnce.Do(func() {
+		close(a.gone)
+		if a.firstBeat != nil && a.firstBeat.Stop() {
+			a.beats.Done()
+		}
+	})
+}
 
 // finish marks the attempt done; a start notice firing later publishes nothing.
 func (a *attempt) finish() {

@@ -164,9 +164,7 @@ func (w *Worker) handBack(ctx context.Context, a *attempt) {
 // flushLogs appends the attempt's pending log lines to Redis, even if ctx
 // has ended.
 func (w *Worker) flushLogs(ctx context.Context, a *attempt) {
-	ctx, cancel := w.io(ctx)
-	defer cancel()
-	if err := a.logs.flush(ctx, w.rdb); err != nil {
+	if err := a.logs.flush(ctx, w.rdb, w.io); err != nil {
 		a.log.Warn("flush attempt logs", logkey.Err, err)
 	}
 }

@@ -60,13 +60,19 @@ func (b *logBuffer) take() [][]byte {
 // flush appends the pending lines to the Redis list and trims it to limit, in
 // one pipelined round trip. Lines that fail to be written are lost (logs are
 // best effort); the error says how many.
-func (b *logBuffer) flush(ctx context.Context, rdb redis.Cmdable) error {
+//
+// bound makes the context of the round trip from ctx; it is called only when
+// there is something to write, so an attempt that logged nothing (most of
+// them) costs no context and no timer here.
+func (b *logBuffer) flush(ctx context.Context, rdb redis.Cmdable, bound func(context.Context) (context.Context, context.CancelFunc)) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
 	lines := b.take()
 	if len(lines) == 0 {
 		return nil
 	}
+	ctx, cancel := bound(ctx)
+	defer cancel()
 	args := make([]any, len(lines))
 	for i, l := range lines {
 		args[i] = l

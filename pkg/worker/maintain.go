@@ -50,10 +50,11 @@ func (w *Worker) beatEvery(ttl time.Duration) time.Duration {
 	return max(min(w.cfg.HeartbeatInterval, ttl/3), minBeatEvery)
 }
 
-// keepAlive refreshes a's claim every beatEvery(a.ttl) from the moment it
-// was claimed until it leaves the in-flight set (its result published, it
-// was stopped or handed back, or the worker stopped: inflight.leaveAll) or
-// ctx ends. Each refresh is bounded by ioTimeout, not by ctx.
+// keepAlive refreshes a's claim now and then every beatEvery(a.ttl) until
+// it leaves the in-flight set (its result published, it was stopped or
+// handed back, or the worker stopped: inflight.leaveAll) or ctx ends. It
+// starts when the first beat is due (newAttempt). Each refresh is bounded by
+// ioTimeout, not by ctx.
 func (w *Worker) keepAlive(ctx context.Context, a *attempt) {
 	t := time.NewTicker(w.beatEvery(a.ttl))
 	defer t.Stop()
@@ -63,8 +64,15 @@ func (w *Worker) keepAlive(ctx context.Context, a *attempt) {
 			return
 		case <-a.gone:
 			return
+		default:
+		}
+		w.check(ctx, a)
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.gone:
+			return
 		case <-t.C:
-			w.check(ctx, a)
 		}
 	}
 }

@@ -283,18 +283,27 @@ func (w *Worker) deadLetter(ctx context.Context, prod eventbus.Publisher, m even
 	}
 }
 
-// newAttempt registers a claimed attempt as in flight and starts its
-// heartbeats (keepAlive, counted in w.beats), which end when it leaves the
-// in-flight set. They do their I/O with ctx's values, not its cancellation:
-// a claim taken while fetching is kept alive while the worker drains.
+// newAttempt registers a claimed attempt as in flight and arms its
+// heartbeats: its first beat is due beatEvery(ttl) after the claim, and only
+// then does a goroutine (keepAlive) start for it, so the many attempts that
+// end sooner cost a timer, not a goroutine and a ticker. w.beats counts the
+// armed timer and then the goroutine; either ends when the attempt leaves
+// the in-flight set. Heartbeats do their I/O with ctx's values, not its
+// cancellation: a claim taken while fetching is kept alive while the worker
+// drains.
 func (w *Worker) newAttempt(ctx context.Context, id statestore.Attempt, d *eventsv1.TaskDispatch, h Handler, ttl time.Duration, log *slog.Logger) *attempt {
 	a := &attempt{
 		id: id, dispatch: d, handler: h, ttl: ttl, log: log,
-		logs: newLogBuffer(w.keys.Logs(id.Run, id.Node, id.Instance, id.Attempt), w.cfg.LogLinesCap),
-		gone: make(chan struct{}),
+		logs:  newLogBuffer(w.keys.Logs(id.Run, id.Node, id.Instance, id.Attempt), w.cfg.LogLinesCap),
+		gone:  make(chan struct{}),
+		beats: &w.beats,
 	}
-	w.inflight.add(a)
 	beatCtx := context.WithoutCancel(ctx)
-	w.beats.Go(func() { w.keepAlive(beatCtx, a) })
+	w.beats.Add(1)
+	a.firstBeat = time.AfterFunc(w.beatEvery(ttl), func() {
+		defer w.beats.Done()
+		w.keepAlive(beatCtx, a)
+	})
+	w.inflight.add(a) // after firstBeat is set: leave reads it
 	return a
 }

@@ -45,8 +45,9 @@ type Worker struct {
 	metrics  *workerMetrics // metrics.go
 	running  atomic.Bool
 	started  time.Time
-	// beats counts the attempts' heartbeat goroutines (keepAlive), started
-	// at claim time on the fetch path; shutdown waits for them.
+	// beats counts the attempts' heartbeats: a timer armed at claim time on
+	// the fetch path, then the goroutine (keepAlive) it starts when the
+	// first beat is due; shutdown waits for them.
 	beats sync.WaitGroup
 }
 
