@@ -3,6 +3,8 @@ package orchsvc
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,6 +62,60 @@ func TestDispatchBesideTheWrite(t *testing.T) {
 		name := map[bool]string{false: "write held", true: "write failed"}[fail]
 		t.Run(name, func(t *testing.T) { t.Parallel(); dispatchBesideTheWrite(t, fail) })
 	}
+}
+
+// TestBigStartDispatchesAfterTheWrite: the start of a run of more than
+// aheadMaxNodes nodes writes a record per node, which takes Redis longer
+// than a worker's pauses between claims, so its first dispatches wait for
+// that write and are claimed at their first try.
+func TestBigStartDispatchesAfterTheWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := testinfra.StartRedis(t).Client(t)
+	kafka := testinfra.StartKafka(t)
+	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+	nodes := []string{`{"id":"root","handler":"noop"}`}
+	for i := range aheadMaxNodes {
+		nodes = append(nodes, fmt.Sprintf(`{"id":"n%d","handler":"noop","depends_on":["root"]}`, i))
+	}
+	_, err := keys.PutWorkflow(ctx, rdb, "big", []byte(`{"name":"big","nodes":[`+strings.Join(nodes, ",")+`]}`), time.Now())
+	require.NoError(t, err)
+	cfg := testConfig(t, rdb, keys, kafka)
+	s, err := New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.close(ctx) })
+	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, testinfra.UniqueName(t, "reader"), eventsv1.TopicTaskDispatch)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cons.Close() })
+	gate := writeGate{armed: &atomic.Bool{}, held: make(chan struct{}), release: make(chan struct{})}
+	rdb.AddHook(gate)
+
+	p := statestore.PendingRun{ID: "r1", Workflow: "big", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	require.NoError(t, err)
+	start, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
+	require.NoError(t, err)
+
+	gate.armed.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- s.tryBatch(ctx, []eventbus.Message{start}) }()
+	<-gate.held
+	fctx, cancel := context.WithTimeout(ctx, time.Second)
+	msgs, err := cons.Fetch(fctx, 1)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "%d dispatch(es) published while their run's big first write was held", len(msgs))
+	close(gate.release)
+	require.NoError(t, <-done)
+	fctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	msgs, err = cons.Fetch(fctx, 1)
+	require.NoError(t, err, "no dispatch after the write")
+	d := &eventsv1.TaskDispatch{}
+	require.NoError(t, eventbus.Decode(msgs[0], d))
+	require.Equal(t, "root", d.GetNodeId())
+	res, err := keys.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: statestore.Attempt{Run: "r1", Node: "root", Attempt: 1}, TTL: time.Minute}}, "w1")
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimOK, res[0].Result, "the dispatch found its attempt stored")
 }
 
 func dispatchBesideTheWrite(t *testing.T, fail bool) {

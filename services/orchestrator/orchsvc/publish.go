@@ -41,7 +41,7 @@ func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead b
 	var out []eventbus.Message
 	for _, g := range groups {
 		g.dispatched = false
-		if !ahead || g.eff == nil || len(g.eff.Dispatches) == 0 {
+		if !ahead || g.eff == nil || len(g.eff.Dispatches) == 0 || bigStart(g) {
 			continue
 		}
 		msgs, err := s.dispatches(g)
@@ -57,6 +57,19 @@ func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead b
 	}
 	go func() { done <- s.publish(ctx, out) }()
 	return done, nil
+}
+
+// aheadMaxNodes is the most nodes a run may have for the dispatches of its
+// creating write to go beside that write. Creating a run writes a record
+// per node (10,000 records took Redis 22 ms), far longer than a worker's
+// pauses between claims of a dispatch that arrived ahead (doubling from
+// 200 µs), so such a dispatch would wait up to twice the write; published
+// after the write it waits for nothing.
+const aheadMaxNodes = 1000
+
+// bigStart reports whether g creates a run of more than aheadMaxNodes nodes.
+func bigStart(g *runBatch) bool {
+	return g.eff.Created && g.o != nil && g.o.run != nil && len(g.o.run.Nodes) > aheadMaxNodes
 }
 
 // messages builds the dispatches (unless already published beside the
