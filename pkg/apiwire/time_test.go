@@ -2,8 +2,11 @@ package apiwire
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestTimeJSON(t *testing.T) {
@@ -85,4 +88,35 @@ func TestUnsetTimesOmitted(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
+}
+
+// TestTimeLayoutDigits checks appendLayout's hand-written digits against
+// AppendFormat with TimeLayout, which they stand in for: at the edges of
+// the years it writes itself, around them, and at random instants.
+func TestTimeLayoutDigits(t *testing.T) {
+	t.Parallel()
+	edges := []time.Time{
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(2024, 2, 29, 12, 30, 0, 1_000_000, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 999_000_000, time.UTC), time.Unix(-1<<62, 0), time.Unix(1<<62, 0),
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		edges = append(edges, time.Unix(rng.Int64N(400_000_000_000)-70_000_000_000, rng.Int64N(1e9)))
+	}
+	for _, tm := range edges {
+		u := tm.UTC()
+		require.Equal(t, u.Format(TimeLayout), string(appendLayout(nil, u)), "%v", tm)
+	}
+}
+
+func FuzzTimeLayoutDigits(f *testing.F) {
+	f.Add(int64(1_767_323_045), int64(6_000_000))
+	f.Add(int64(253_402_300_799), int64(999_999_999))
+	f.Add(int64(-62_167_219_200), int64(0))
+	f.Fuzz(func(t *testing.T, sec, ns int64) {
+		u := time.Unix(sec, ns).UTC()
+		require.Equal(t, u.Format(TimeLayout), string(appendLayout(nil, u)))
+	})
 }

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/gin-gonic/gin"
 )
 
@@ -127,7 +129,34 @@ func jsonEncode(w io.Writer, v any) error {
 
 // respond writes v as JSON with status.
 func respond(c *gin.Context, status int, v any) {
+	jsonHeader(c, status)
+	_ = jsonEncode(c.Writer, v)
+}
+
+// jsonHeader sets the Content-Type and status of a JSON answer.
+func jsonHeader(c *gin.Context, status int) {
 	c.Header("Content-Type", "application/json; charset=utf-8")
 	c.Status(status)
-	_ = jsonEncode(c.Writer, v)
+}
+
+// runDocs recycles the buffers respondWithRun encodes runs into, as
+// encoding/json recycles its own: a large run's document is megabytes.
+var runDocs = sync.Pool{New: func() any { return new([]byte) }}
+
+// respondWithRun answers 200 with run, the same bytes respond writes,
+// through apiwire's hand-written encoder: GET /runs/{id} and ?wait= answer
+// whole runs, of up to thousands of nodes, and encoding/json spent most of
+// such an answer's time in reflection. Input that is not JSON (which
+// loadedRun.input rules out) takes respond's path, as it did before.
+func respondWithRun(c *gin.Context, run *apiwire.Run) {
+	buf := runDocs.Get().(*[]byte)
+	defer runDocs.Put(buf)
+	doc, err := run.AppendJSON((*buf)[:0])
+	if err != nil {
+		respond(c, http.StatusOK, run)
+		return
+	}
+	*buf = append(doc, '\n')
+	jsonHeader(c, http.StatusOK)
+	_, _ = c.Writer.Write(*buf)
 }

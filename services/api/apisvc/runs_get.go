@@ -2,7 +2,6 @@ package apisvc
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/braidhq/braid/pkg/apiwire"
@@ -29,7 +28,8 @@ func (s *Server) getRun(c *gin.Context) {
 	if r == nil {
 		return
 	}
-	respond(c, http.StatusOK, s.viewRun(ctx, r, time.Now()))
+	run := s.viewRun(ctx, r, time.Now())
+	respondWithRun(c, &run)
 }
 
 // viewRun builds the view of a loaded run: the body of GET /runs/{id} and

@@ -160,5 +160,6 @@ func (s *Server) answerStarted(c *gin.Context, acc runAccepted, w *waiter, until
 func (s *Server) respondRun(c *gin.Context, r *loadedRun) {
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
-	respond(c, http.StatusOK, s.viewRun(ctx, r, time.Now()))
+	run := s.viewRun(ctx, r, time.Now())
+	respondWithRun(c, &run)
 }
