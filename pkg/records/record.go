@@ -8,6 +8,11 @@ import "encoding/json"
 //
 // The worker's claim and heartbeat scripts read the "s" and "a" keys from Lua,
 // so those two names are part of the storage contract.
+//
+// Encode and DecodeNodeRecord spell the fields out without reflection (see
+// appendRecord and fastDecoder.field), so a new field, here, in FanOutCounts
+// or in PastAttempt, needs its line there too; the codec tests set every
+// field by reflection and fail until it has one.
 type NodeRecord struct {
 	State NodeState `json:"s"`
 	// Attempt is the current attempt number, 1-based; 0 before the first dispatch.
@@ -73,17 +78,22 @@ type FanOutCounts struct {
 // Done returns how many instances are terminal.
 func (c FanOutCounts) Done() int { return c.Succeeded + c.Failed + c.Cancelled }
 
-// Encode returns r as compact JSON.
+// Encode returns r as compact JSON: byte for byte what json.Marshal
+// writes for it, built without reflection and, unless a string needs
+// escaping, in one allocation, because the orchestrator encodes every
+// record it changes.
 func (r NodeRecord) Encode() []byte {
-	b, err := json.Marshal(r)
-	if err != nil { // only plain fields: cannot fail
-		panic(err)
-	}
-	return b
+	return r.appendRecord(make([]byte, 0, r.sizeHint()))
 }
 
-// DecodeNodeRecord parses a stored node record.
+// DecodeNodeRecord parses a stored node record, with json.Unmarshal's
+// result and error for every input. The records Encode writes without
+// Past take a path without reflection, because the api decodes a run's
+// records on every read; anything else goes to json.Unmarshal.
 func DecodeNodeRecord(b []byte) (NodeRecord, error) {
+	if r, ok := decodeFast(b); ok {
+		return r, nil
+	}
 	var r NodeRecord
 	err := json.Unmarshal(b, &r)
 	return r, err
