@@ -248,6 +248,12 @@ func TestDevMetrics(t *testing.T) {
 	procs, ok := sample(mfs, "go_sched_gomaxprocs_threads", nil)
 	require.True(t, ok, "braid dev's /metrics lacks go_sched_gomaxprocs_threads")
 	require.Equal(t, float64(wantProcs), procs, "braid dev's GOMAXPROCS")
+	// and collects at GOGC 400 unless GOGC says otherwise.
+	if os.Getenv("GOGC") == "" {
+		gogc, ok := sample(mfs, "go_gc_gogc_percent", nil)
+		require.True(t, ok, "braid dev's /metrics lacks go_gc_gogc_percent")
+		require.Equal(t, 400.0, gogc, "braid dev's GC percent")
+	}
 }
 
 // watchEvents holds an event stream of url open, reading and discarding it,

@@ -20,6 +20,7 @@ pkg/eventbus/dial.go|c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() }
 cmd/braid/internal/devstack/services.go|Dial: inf.brokerLn.Dial}|Dial: nil}|e2e|.|^TestDevRestartKeepsState$
 cmd/braid/internal/cli/dev.go|return max(1, cpus/2)|return max(1, cpus)|cmd/braid|./internal/cli|^TestDevProcs$
 cmd/braid/internal/cli/dev.go|		runtime.GOMAXPROCS(n)|		_ = n|e2e|.|^TestDevMetrics$
+cmd/braid/internal/cli/dev.go|		debug.SetGCPercent(pct)|		_ = pct|e2e|.|^TestDevMetrics$
 pkg/worker/lazylog.go|l.h = l.parent.WithAttrs(l.attrs)|l.h = l.parent|pkg|./worker|^TestLazyAttrs
 pkg/eventbus/tail.go|if err := r.SetOffset(off); err != nil {|if err := r.SetOffset(kafka.FirstOffset); err != nil {|pkg|./eventbus|^TestTailReadsWhatFollowsOpen$
 services/api/apisvc/events_feed.go|if f.users > 0 \|\| f.cur == nil \|\| f.stopped {|if f.cur == nil \|\| f.stopped {|services/api|./apisvc|^TestFeedReadsOnlyWhileWatched$

@@ -153,6 +153,17 @@ func TestDevProcs(t *testing.T) {
 	}
 }
 
+func TestDevGCPercent(t *testing.T) {
+	t.Parallel()
+	pct, ok := devGCPercentFor("")
+	require.True(t, ok, "without GOGC braid dev sets its own")
+	require.Equal(t, devGCPercent, pct)
+	_, ok = devGCPercentFor("150")
+	require.False(t, ok, "GOGC in the environment wins (the runtime applied it)")
+	_, ok = devGCPercentFor("off")
+	require.False(t, ok)
+}
+
 func TestDevBadHTTPAllow(t *testing.T) {
 	t.Parallel()
 	res := braid(t, map[string]string{"BRAID_HTTP_ALLOW": "10.0.0.0/33, ok.lan, *"}, "", "dev", "--data-dir", t.TempDir())

@@ -3,6 +3,7 @@ package cli
 import (
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
@@ -98,7 +99,12 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	if n := devProcs(f.procs, a.getenv("GOMAXPROCS"), cpus); n > 0 {
 		runtime.GOMAXPROCS(n)
 	}
-	f.cfg.Logger.Info("braid dev: Go scheduler", "gomaxprocs", runtime.GOMAXPROCS(0), "cpus", cpus)
+	if pct, ok := devGCPercentFor(a.getenv("GOGC")); ok {
+		debug.SetGCPercent(pct)
+	}
+	gcPercent := debug.SetGCPercent(-1)
+	debug.SetGCPercent(gcPercent)
+	f.cfg.Logger.Info("braid dev: Go runtime", "gomaxprocs", runtime.GOMAXPROCS(0), "cpus", cpus, "gc_percent", gcPercent)
 	// BRAID_PPROF_ADDR serves the Go profiles of the whole stack, as each
 	// service binary does (loopback only: it has no authentication).
 	prof, err := pprofserve.Start(a.getenv("BRAID_PPROF_ADDR"), logger)
@@ -128,6 +134,26 @@ func devProcs(flag int, env string, cpus int) int {
 	default:
 		return max(1, cpus/2)
 	}
+}
+
+// devGCPercent is the garbage collector's target braid dev sets when GOGC
+// is not in the environment (the runtime applied that one): the heap may
+// grow to five times what is live before a collection, instead of twice.
+// The whole stack is one process whose live heap is small, while a large
+// run allocates fast: a 10,000-node run builds its records, dispatches and
+// answer within half a second. At the default, collections took 11 % of
+// braid dev's CPU on that fan-out; at 400 it ran 15–25 % faster for a peak
+// RSS of 260–330 MB instead of 135–140 MB (DESIGN, Round two, 21), with no
+// change on small runs.
+const devGCPercent = 400
+
+// devGCPercentFor returns the GC percent braid dev sets, and false when
+// GOGC is in the environment env (the runtime applied it).
+func devGCPercentFor(env string) (int, bool) {
+	if env != "" {
+		return 0, false
+	}
+	return devGCPercent, true
 }
 
 // secretPrefix starts the variables holding secrets for tasks, as for the
