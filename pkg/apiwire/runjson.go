@@ -6,7 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/braidhq/braid/pkg/jsonstr"
 )
 
 // AppendJSON appends r as a json.Encoder with SetEscapeHTML(false) writes
@@ -210,75 +211,6 @@ func appendStrings(b []byte, ss []string) []byte {
 	return append(b, ']')
 }
 
-// appendString appends s as a JSON string. Strings that are plain ASCII
-// (no control character, quote or backslash), as ids, handlers, states
-// and times are, are copied as they are; others go through appendEscaped.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			return appendEscaped(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// hexDigits are the digits of \u escapes, lower case as encoding/json's.
-const hexDigits = "0123456789abcdef"
-
-// appendEscaped appends s as a JSON string escaped as encoding/json does
-// without HTML escaping: quote, backslash and control characters escaped
-// (\b, \f, \n, \r, \t by name), U+2028 and U+2029 as \u2028 and \u2029,
-// and each byte of invalid UTF-8 as \ufffd.
-func appendEscaped(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= ' ' && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = appendEscapedByte(append(b, s[start:i]...), c)
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[start:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// appendEscapedByte appends the escape of an ASCII byte that JSON strings
-// cannot hold as it is.
-func appendEscapedByte(b []byte, c byte) []byte {
-	switch c {
-	case '\\', '"':
-		return append(b, '\\', c)
-	case '\b':
-		return append(b, '\\', 'b')
-	case '\f':
-		return append(b, '\\', 'f')
-	case '\n':
-		return append(b, '\\', 'n')
-	case '\r':
-		return append(b, '\\', 'r')
-	case '\t':
-		return append(b, '\\', 't')
-	}
-	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-}
+// appendString appends s as a JSON string as the api's encoder writes it
+// (json.Encoder with SetEscapeHTML(false)).
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s, false) }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -101,7 +102,7 @@ func needsEscaping(rec NodeRecord) bool {
 	}
 	for _, s := range ss {
 		for i := range len(s) {
-			if s[i] >= utf8.RuneSelf || !htmlSafe[s[i]] {
+			if c := s[i]; c >= utf8.RuneSelf || c < ' ' || strings.IndexByte(`"\\<>&`, c) >= 0 {
 				return true
 			}
 		}

@@ -3,7 +3,8 @@ package records
 import (
 	"math/bits"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/braidhq/braid/pkg/jsonstr"
 )
 
 // Member lengths that sizeHint adds up: an omitempty member costs its key
@@ -17,19 +18,6 @@ const (
 	// trueMemberLen is the longest true bool member: `,"fo":true`.
 	trueMemberLen = len(`,"fo":true`)
 )
-
-// hexDigits are the lower-case digits encoding/json writes in \u escapes.
-const hexDigits = "0123456789abcdef"
-
-// htmlSafe reports, per ASCII byte, whether encoding/json copies it into a
-// string literal unescaped under its default HTML escaping: printable ASCII
-// and DEL, except for the quote, the backslash and <, > and &.
-var htmlSafe = func() (safe [utf8.RuneSelf]bool) {
-	for c := byte(' '); c < utf8.RuneSelf; c++ {
-		safe[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return safe
-}()
 
 // appendRecord appends r as the JSON object json.Marshal writes for it:
 // fields in declaration order with the embedded FanOutCounts inlined last,
@@ -127,61 +115,8 @@ func appendTrueField(b []byte, member string, set bool) []byte {
 }
 
 // appendJSONString appends s quoted exactly as encoding/json's Marshal
-// quotes a string: the quote, the backslash and control characters
-// escaped (\b, \f, \n, \r, \t short, the rest as \u00XX), <, > and &
-// escaped for HTML, U+2028 and U+2029 escaped for JavaScript, and each
-// byte of invalid UTF-8 replaced by \ufffd. Runs of safe bytes are copied
-// in one append, so a plain ASCII string costs one scan and one copy.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if htmlSafe[c] {
-				i++
-				continue
-			}
-			b = appendEscapedByte(append(b, s[start:i]...), c)
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[start:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// appendEscapedByte appends the escape encoding/json writes for the ASCII
-// byte c that htmlSafe rejects.
-func appendEscapedByte(b []byte, c byte) []byte {
-	switch c {
-	case '\\', '"':
-		return append(b, '\\', c)
-	case '\b':
-		return append(b, '\\', 'b')
-	case '\f':
-		return append(b, '\\', 'f')
-	case '\n':
-		return append(b, '\\', 'n')
-	case '\r':
-		return append(b, '\\', 'r')
-	case '\t':
-		return append(b, '\\', 't')
-	}
-	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-}
+// quotes a string (with HTML escaping).
+func appendJSONString(b []byte, s string) []byte { return jsonstr.Append(b, s, true) }
 
 // sizeHint is an upper bound on len(r.Encode()) unless a string needs
 // escaping, so that Encode allocates once and little more than it needs.

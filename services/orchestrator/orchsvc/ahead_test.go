@@ -48,6 +48,43 @@ func (g writeGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
+// gatedStart is a service whose Redis writes pass writeGate, a reader of
+// its dispatches, and the start request of run r1 of workflow wf (def), its
+// pending record written.
+type gatedStart struct {
+	s     *Service
+	rdb   *redis.Client
+	keys  statestore.Keys
+	cons  *eventbus.Consumer
+	gate  writeGate
+	start eventbus.Message
+}
+
+func newGatedStart(t *testing.T, wf, def string, fail bool) gatedStart {
+	ctx := context.Background()
+	rdb := testinfra.StartRedis(t).Client(t)
+	kafka := testinfra.StartKafka(t)
+	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+	_, err := keys.PutWorkflow(ctx, rdb, wf, []byte(def), time.Now())
+	require.NoError(t, err)
+	cfg := testConfig(t, rdb, keys, kafka)
+	s, err := New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.close(ctx) })
+	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, testinfra.UniqueName(t, "reader"), eventsv1.TopicTaskDispatch)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cons.Close() })
+	gate := writeGate{armed: &atomic.Bool{}, fail: fail, held: make(chan struct{}), release: make(chan struct{})}
+	rdb.AddHook(gate)
+
+	p := statestore.PendingRun{ID: "r1", Workflow: wf, Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	require.NoError(t, err)
+	start, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
+	require.NoError(t, err)
+	return gatedStart{s: s, rdb: rdb, keys: keys, cons: cons, gate: gate, start: start}
+}
+
 // TestDispatchBesideTheWrite: a batch's dispatches are published while the
 // write that queues their attempts is on its way, not after it. A worker's
 // claim of a dispatch that overtook its write answers ahead (it claims
@@ -71,30 +108,12 @@ func TestDispatchBesideTheWrite(t *testing.T) {
 func TestBigStartDispatchesAfterTheWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb := testinfra.StartRedis(t).Client(t)
-	kafka := testinfra.StartKafka(t)
-	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
 	nodes := []string{`{"id":"root","handler":"noop"}`}
 	for i := range aheadMaxNodes {
 		nodes = append(nodes, fmt.Sprintf(`{"id":"n%d","handler":"noop","depends_on":["root"]}`, i))
 	}
-	_, err := keys.PutWorkflow(ctx, rdb, "big", []byte(`{"name":"big","nodes":[`+strings.Join(nodes, ",")+`]}`), time.Now())
-	require.NoError(t, err)
-	cfg := testConfig(t, rdb, keys, kafka)
-	s, err := New(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.close(ctx) })
-	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, testinfra.UniqueName(t, "reader"), eventsv1.TopicTaskDispatch)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cons.Close() })
-	gate := writeGate{armed: &atomic.Bool{}, held: make(chan struct{}), release: make(chan struct{})}
-	rdb.AddHook(gate)
-
-	p := statestore.PendingRun{ID: "r1", Workflow: "big", Version: 1, Input: []byte(`{}`), Created: time.Now()}
-	_, err = keys.CreatePendingRun(ctx, rdb, p)
-	require.NoError(t, err)
-	start, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
-	require.NoError(t, err)
+	g := newGatedStart(t, "big", `{"name":"big","nodes":[`+strings.Join(nodes, ",")+`]}`, false)
+	s, rdb, keys, cons, gate, start := g.s, g.rdb, g.keys, g.cons, g.gate, g.start
 
 	gate.armed.Store(true)
 	done := make(chan error, 1)
@@ -120,26 +139,8 @@ func TestBigStartDispatchesAfterTheWrite(t *testing.T) {
 
 func dispatchBesideTheWrite(t *testing.T, fail bool) {
 	ctx := context.Background()
-	rdb := testinfra.StartRedis(t).Client(t)
-	kafka := testinfra.StartKafka(t)
-	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
-	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(`{"name":"wf","nodes":[{"id":"a","handler":"noop"}]}`), time.Now())
-	require.NoError(t, err)
-	cfg := testConfig(t, rdb, keys, kafka)
-	s, err := New(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.close(ctx) })
-	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, testinfra.UniqueName(t, "reader"), eventsv1.TopicTaskDispatch)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cons.Close() })
-	gate := writeGate{armed: &atomic.Bool{}, fail: fail, held: make(chan struct{}), release: make(chan struct{})}
-	rdb.AddHook(gate)
-
-	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
-	_, err = keys.CreatePendingRun(ctx, rdb, p)
-	require.NoError(t, err)
-	start, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
-	require.NoError(t, err)
+	g := newGatedStart(t, "wf", `{"name":"wf","nodes":[{"id":"a","handler":"noop"}]}`, fail)
+	s, rdb, keys, cons, gate, start := g.s, g.rdb, g.keys, g.cons, g.gate, g.start
 	attempt := statestore.Attempt{Run: "r1", Node: "a", Attempt: 1}
 	claim := func(worker string) statestore.ClaimResult {
 		res, err := keys.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: attempt, TTL: time.Minute}}, worker)
