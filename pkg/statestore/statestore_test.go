@@ -152,16 +152,20 @@ func results(cs []statestore.Claimed) []statestore.ClaimResult {
 func TestClaimAttemptsIsolatesCorruptRecords(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes("r1"), "A", `{"s":"queued","a":1}`, "BAD", `{not json`).Err())
+	require.NoError(t, b.rdb.HSet(b.ctx, b.keys.Nodes("r1"), "A", `{"s":"queued","a":1}`, "BAD", `{not json`,
+		"FO", `{"s":"running","fo":true}`).Err())
+	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Instances("r1", "FO"), "not a hash", 0).Err())
 	reqs := []statestore.ClaimRequest{
 		{Attempt: statestore.Attempt{Run: "r1", Node: "BAD", Attempt: 1}, TTL: time.Minute},
 		{Attempt: statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r1", Node: "FO", Instance: 2, Attempt: 1}, TTL: time.Minute},
 	}
 	res, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
 	require.NoError(t, err)
-	require.Equal(t, []statestore.ClaimResult{statestore.ClaimCorrupt, statestore.ClaimOK}, results(res))
+	require.Equal(t, []statestore.ClaimResult{statestore.ClaimCorrupt, statestore.ClaimOK, statestore.ClaimCorrupt}, results(res))
 	require.Contains(t, res[0].Problem, "r1")
 	require.Empty(t, res[1].Problem)
+	require.Contains(t, res[2].Problem, "WRONGTYPE")
 	require.Equal(t, "w1", b.rdb.Get(b.ctx, b.keys.Claim("r1", "A", 0, 1)).Val())
 
 	// A connection-level failure is still an error for the whole call.

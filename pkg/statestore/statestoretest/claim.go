@@ -1,6 +1,7 @@
 package statestoretest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,30 +67,53 @@ func testClaimBatch(t *testing.T, e env) {
 	e.putNode(t, "r1", "F", records.NodeRecord{State: records.NodeRunning, FanOutCounts: records.FanOutCounts{FanOut: true}})
 	inst := records.NodeRecord{State: records.NodeQueued, Attempt: 1}
 	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Instances("r1", "F"), statestore.InstanceField(3), inst.Encode()).Err())
+	e.putNode(t, "r2", "A", records.NodeRecord{State: records.NodeSucceeded, Attempt: 1})
+	e.putNode(t, "r2", "B", records.NodeRecord{State: records.NodeQueued, Attempt: 1})
 	taken := statestore.Attempt{Run: "r1", Node: "D", Attempt: 1}
 	require.Equal(t, statestore.ClaimOK, e.claimOne(t, taken, "w2"))
 
+	// Two runs interleaved: each answer is its own attempt's, in order.
 	reqs := []statestore.ClaimRequest{
 		{Attempt: statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r2", Node: "A", Attempt: 1}, TTL: time.Minute},
 		{Attempt: statestore.Attempt{Run: "r1", Node: "B", Attempt: 1}, TTL: time.Minute},
 		{Attempt: statestore.Attempt{Run: "r1", Node: "C", Attempt: 1}, TTL: time.Minute},
 		{Attempt: taken, TTL: time.Minute},
+		{Attempt: statestore.Attempt{Run: "r2", Node: "B", Attempt: 1}, TTL: time.Minute},
 		{Attempt: statestore.Attempt{Run: "r1", Node: "Z", Attempt: 1}, TTL: time.Minute},
 		{Attempt: statestore.Attempt{Run: "r1", Node: "F", Instance: 3, Attempt: 1}, TTL: 30 * time.Second},
 	}
-	want := []statestore.ClaimResult{statestore.ClaimOK, statestore.ClaimStale, statestore.ClaimFinished,
-		statestore.ClaimTaken, statestore.ClaimAhead, statestore.ClaimOK}
+	want := []statestore.ClaimResult{statestore.ClaimOK, statestore.ClaimFinished, statestore.ClaimStale,
+		statestore.ClaimFinished, statestore.ClaimTaken, statestore.ClaimOK, statestore.ClaimAhead, statestore.ClaimOK}
 	for replay := range 2 {
 		res, err := e.store.ClaimAttempts(e.ctx, reqs, "w1")
 		require.NoError(t, err)
 		require.Equal(t, want, results(res), "replay %d", replay)
 		require.Equal(t, "w1", e.rdb.Get(e.ctx, e.keys.Claim("r1", "F", 3, 1)).Val())
+		require.Equal(t, "w1", e.rdb.Get(e.ctx, e.keys.Claim("r2", "B", 0, 1)).Val())
 		require.Equal(t, "w2", e.rdb.Get(e.ctx, e.keys.Claim("r1", "D", 0, 1)).Val())
+	}
+	// Many runs in one batch, every other attempt stale.
+	var many []statestore.ClaimRequest
+	for i := range 20 {
+		run := fmt.Sprintf("m%d", i%10)
+		node := fmt.Sprintf("N%d", i)
+		e.putNode(t, run, node, records.NodeRecord{State: records.NodeQueued, Attempt: 1 + i%2})
+		many = append(many, statestore.ClaimRequest{Attempt: statestore.Attempt{Run: run, Node: node, Attempt: 1}, TTL: time.Minute})
+	}
+	res, err := e.store.ClaimAttempts(e.ctx, many, "w1")
+	require.NoError(t, err)
+	for i, c := range res {
+		want := statestore.ClaimOK
+		if i%2 == 1 {
+			want = statestore.ClaimStale
+		}
+		require.Equal(t, want, c.Result, "request %d", i)
 	}
 	ttl := e.rdb.PTTL(e.ctx, e.keys.Claim("r1", "F", 3, 1)).Val()
 	require.Greater(t, ttl, 20*time.Second)
 	require.LessOrEqual(t, ttl, 30*time.Second, "each claim gets its own TTL")
-	res, err := e.store.ClaimAttempts(e.ctx, nil, "w1")
+	res, err = e.store.ClaimAttempts(e.ctx, nil, "w1")
 	require.NoError(t, err)
 	require.Empty(t, res)
 }
