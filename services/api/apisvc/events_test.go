@@ -35,7 +35,7 @@ func TestRunEventsStream(t *testing.T) {
 	last := run.Seq
 	states := map[string]string{}
 	for status := ""; status != "succeeded"; {
-		ev := events.next(t, 30*time.Second)
+		ev := events.next(t, 10*time.Second)
 		require.Equal(t, "update", ev.event)
 		var u struct {
 			Seq       uint64 `json:"seq"`
