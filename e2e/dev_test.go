@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,4 +173,51 @@ func TestDevHonoursAPIKeysEnv(t *testing.T) {
 	c := (&Stack{URL: "http://" + addrs.api, Key: secret}).client(t)
 	name, _ := c.register(readExample(t, "seed-000-example-workflow.json"))
 	require.Equal(t, "example_workflow", name)
+}
+
+// TestDevRunsManyTasksAtOnceByDefault: a default braid dev worker runs
+// tens of tasks at once (--worker-concurrency 64), so a fan-out of
+// I/O-bound tasks does not crawl a few at a time on a developer's machine.
+// Read from the nodes' own start and finish times, not from the wall
+// clock: 24 one-second tasks on the one worker startDev runs overlap far
+// more than the 4 the old default allowed.
+func TestDevRunsManyTasksAtOnceByDefault(t *testing.T) {
+	t.Parallel()
+	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), ".braid"), freeDevAddrs(t)
+	d := startDev(t, dir, dataDir, addrs)
+	c := d.stack.client(t)
+	const tasks = 24
+	nodes := make([]string, tasks)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf(`{"id":"s%d","handler":"simulate","config":{"duration":"1s"}}`, i)
+	}
+	name, _ := c.register([]byte(`{"name":"dev-wide","nodes":[` + strings.Join(nodes, ",") + `]}`))
+	run := c.waitDone(c.start(name, `{}`), runTimeout)
+	require.Equal(t, "succeeded", run.Status, run.Error)
+	require.Len(t, run.Nodes, tasks)
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, n := range run.Nodes {
+		start, err := time.Parse(time.RFC3339Nano, n.StartedAt)
+		require.NoError(t, err, "node %s started_at", n.ID)
+		end, err := time.Parse(time.RFC3339Nano, n.FinishedAt)
+		require.NoError(t, err, "node %s finished_at", n.ID)
+		edges = append(edges, edge{start, +1}, edge{end, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.d - b.d // a finish before a start at the same instant
+	})
+	cur, peak := 0, 0
+	for _, e := range edges {
+		cur += e.d
+		peak = max(peak, cur)
+	}
+	t.Logf("peak: %d of %d one-second tasks at once on one default worker", peak, tasks)
+	require.GreaterOrEqual(t, peak, tasks/2, "a default braid dev worker ran at most %d tasks at once", peak)
 }

@@ -56,8 +56,11 @@ type apiNode struct {
 	Lost          int    `json:"lost"`
 	// QueueWaitMs and DurationMs are the current attempt's queue wait and
 	// run time; nil when the api left them out.
-	QueueWaitMs  *int64 `json:"queue_wait_ms"`
-	DurationMs   *int64 `json:"duration_ms"`
+	QueueWaitMs *int64 `json:"queue_wait_ms"`
+	DurationMs  *int64 `json:"duration_ms"`
+	// StartedAt and FinishedAt are RFC 3339 times; "" when not set.
+	StartedAt    string `json:"started_at"`
+	FinishedAt   string `json:"finished_at"`
 	PastAttempts []struct {
 		Attempt int    `json:"attempt"`
 		Outcome string `json:"outcome"`

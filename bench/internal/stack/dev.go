@@ -24,8 +24,10 @@ const (
 	devRedisPwFile = "redis-password" // devstack.RedisPasswordFile
 	DevWorkers     = 2                // devstack.DefaultWorkers
 	// DevConcurrency is the slots per worker the bench gives braid dev
-	// (--worker-concurrency; its default is 4): 64, as the separate-process
-	// stack's workers and as issue 20's side-by-side table ran it.
+	// (--worker-concurrency, passed although it is also the default,
+	// devstack.DefaultWorkerConcurrency, so that a changed default cannot
+	// change what a line measured): 64, as the separate-process stack's
+	// workers and as issue 20's side-by-side table ran it.
 	DevConcurrency  = 64
 	devWorkerPrefix = "dev-worker-" // worker ids: dev-worker-1, dev-worker-2
 	devBanner       = "Braid dev stack is up."

@@ -76,7 +76,7 @@ func OnDev(w Workload) Workload {
 // devNote is added to every dev-setup line's method.
 var devNote = fmt.Sprintf("Setup dev: the product as a user runs it — one fresh `braid dev` process per workload (the built braid binary, a fresh data dir, "+
 	"free loopback ports for --addr, --kafka-addr and --redis-addr, --worker-concurrency %[2]d as the separate-process workers "+
-	"(its default is 4), every other flag at its default: %[1]d in-process workers, log level info), kfake inside that process and redis-server (AOF everysec, password) its child; "+
+	"(also its default), every other flag at its default: %[1]d in-process workers, log level info), kfake inside that process and redis-server (AOF everysec, password) its child; "+
 	"driven over its HTTP API with the key it generated (<data-dir>/api-key) and read over its Redis; stopped by PID (SIGTERM, SIGKILL after %[3]s). "+
 	"rss_mb is the whole braid dev process's VmHWM (api, orchestrator, workers and kfake together); cpu_pct_braid_dev its CPU, cpu_pct_redis redis-server's; "+
 	"floor_ratio divides by the transport floor measured on the bench's own `braid dev --only infra`",

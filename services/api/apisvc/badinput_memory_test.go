@@ -2,9 +2,12 @@ package apisvc_test
 
 import (
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,6 +49,9 @@ func TestBadInputMemoryBounded(t *testing.T) {
 	// The test's own log buffer grows by about 0.5 KiB a request; a leak of
 	// one 3 MiB body per round would pass 8 MiB.
 	require.Less(t, grown, int64(8<<20), "the heap grows with malformed requests")
-	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= routines+5 }, 10*time.Second, 20*time.Millisecond,
-		"goroutines grow with malformed requests: %d, were %d", runtime.NumGoroutine(), routines)
+	if !assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= routines+5 }, 10*time.Second, 20*time.Millisecond) {
+		var b strings.Builder
+		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+		t.Fatalf("goroutines grow with malformed requests: %d, were %d; now:\n%s", runtime.NumGoroutine(), routines, b.String())
+	}
 }
