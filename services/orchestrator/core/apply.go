@@ -37,10 +37,16 @@ func (r *Run) start(e Start, eff *Effects) {
 		return
 	}
 	eff.Created = true
-	for i := range r.Nodes {
-		r.touch(i, eff) // every record is new
-	}
 	r.begin(e.Now, eff)
+	// Only the records begin changed are written: a node never touched
+	// since NewRun has no record, and a missing record reads as NewRun's
+	// (InitialRecord). A run with records is a started run (the api tells
+	// a pending run by its empty nodes hash), so at least one is written.
+	if len(eff.Nodes) == 0 {
+		for i := range r.Nodes {
+			r.touch(i, eff)
+		}
+	}
 }
 
 // Hold records a new run without starting it: its workflow's concurrency

@@ -159,6 +159,9 @@ func runProperty(seed uint64, stats *fanStats) error {
 	s := &sim{rng: rng, r: r, persisted: make([]records.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n),
 		instances: map[Slot]records.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{},
 		orphans: map[Slot]int{}, attemptBase: make([]int, n), instBase: map[Slot]int{}}
+	for i := range s.persisted { // a record never written reads as the initial one (the shell's restore)
+		s.persisted[i] = InitialRecord(p, i)
+	}
 	if err := s.step(Start{Now: 0}); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func NewRun(id string, version int, plan *Plan, input json.RawMessage, now int64
 		Outputs: make([]json.RawMessage, len(g.Def.Nodes)),
 	}
 	for i := range r.Nodes {
-		r.Nodes[i] = records.NodeRecord{State: records.NodePending, ParentsLeft: len(g.Parents[i])}
+		r.Nodes[i] = InitialRecord(plan, i)
 	}
 	r.recount()
 	if inErr != nil {
@@ -75,6 +75,14 @@ func Begin(id string, version int, plan *Plan, input json.RawMessage, created in
 	}
 	r.Apply(start, eff)
 	return r, nil
+}
+
+// InitialRecord is node i's record in a new run: pending, every parent
+// left. A started run stores only the records that changed since (Start
+// writes the ones it changed), so a node without a stored record has this
+// one.
+func InitialRecord(plan *Plan, i int) records.NodeRecord {
+	return records.NodeRecord{State: records.NodePending, ParentsLeft: len(plan.Graph.Parents[i])}
 }
 
 // Restore rebuilds a Run from stored parts (the shell's load path).

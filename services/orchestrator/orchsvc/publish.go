@@ -59,17 +59,20 @@ func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead b
 	return done, nil
 }
 
-// aheadMaxNodes is the most nodes a run may have for the dispatches of its
-// creating write to go beside that write. Creating a run writes a record
-// per node (10,000 records took Redis 22 ms), far longer than a worker's
-// pauses between claims of a dispatch that arrived ahead (doubling from
-// 200 µs), so such a dispatch would wait up to twice the write; published
-// after the write it waits for nothing.
+// aheadMaxNodes is the most node records a run's creating write may hold
+// for the dispatches of that write to go beside it. A big write (10,000
+// records took Redis 22 ms) lasts far longer than a worker's pauses
+// between claims of a dispatch that arrived ahead (doubling from 200 µs),
+// so such a dispatch would wait up to twice the write; published after the
+// write it waits for nothing. A start writes the records it changed (its
+// roots), so only a run with more than aheadMaxNodes roots, or one whose
+// start is held (every record written), has such a write.
 const aheadMaxNodes = 1000
 
-// bigStart reports whether g creates a run of more than aheadMaxNodes nodes.
+// bigStart reports whether g creates a run and writes more than
+// aheadMaxNodes node records doing so.
 func bigStart(g *runBatch) bool {
-	return g.eff.Created && g.o != nil && g.o.run != nil && len(g.o.run.Nodes) > aheadMaxNodes
+	return g.eff.Created && len(g.eff.Nodes) > aheadMaxNodes
 }
 
 // messages builds the dispatches (unless already published beside the

@@ -184,11 +184,12 @@ func (s *Service) restore(ctx context.Context, id string, st statestore.StoredRu
 	nodes := make([]records.NodeRecord, len(defs))
 	outputs := make([]json.RawMessage, len(defs))
 	for i, d := range defs {
-		rec, err := records.DecodeNodeRecord([]byte(st.Nodes[d.ID]))
-		if err != nil {
+		raw, ok := st.Nodes[d.ID]
+		if !ok { // never changed since the run began
+			nodes[i] = core.InitialRecord(plan, i)
+		} else if nodes[i], err = records.DecodeNodeRecord([]byte(raw)); err != nil {
 			return nil, fmt.Errorf("restore run %s node %s: %w", id, d.ID, err)
 		}
-		nodes[i] = rec
 		if o, ok := st.Outputs[d.ID]; ok {
 			outputs[i] = json.RawMessage(o)
 		}

@@ -1,0 +1,103 @@
+package orchsvc
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/records"
+	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
+	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestStartWritesOnlyTheRecordsItChanged: a run's first write stores the
+// records its start changed (the root queued), not a pending record per
+// node; each node's record is written when it first changes. An owner
+// that loads the run reads a missing record as the node's initial one
+// (pending, every parent left), so the run goes on to the end across a
+// change of owner after every step.
+func TestStartWritesOnlyTheRecordsItChanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := testinfra.StartRedis(t).Client(t)
+	kafka := testinfra.StartKafka(t)
+	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+	def := `{"name":"wf","nodes":[{"id":"a","handler":"noop"},{"id":"b","handler":"noop","depends_on":["a"]},
+	  {"id":"c","handler":"noop","depends_on":["a"]},{"id":"d","handler":"noop","depends_on":["b","c"]}]}`
+	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(def), time.Now())
+	require.NoError(t, err)
+	cfg := testConfig(t, rdb, keys, kafka)
+	owner := func() *Service { // a fresh owner: nothing cached, the run loaded from Redis
+		s, err := New(ctx, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.close(ctx) })
+		return s
+	}
+	step := func(m eventbus.Message) { // one batch on a fresh owner, which then stops (its locks released)
+		s := owner()
+		require.NoError(t, s.tryBatch(ctx, []eventbus.Message{m}))
+		s.close(ctx)
+	}
+	msg := func(topic string, m proto.Message) eventbus.Message {
+		out, err := eventbus.NewMessage(topic, "r1", m)
+		require.NoError(t, err)
+		return out
+	}
+	stored := func() map[string]records.NodeRecord {
+		out := map[string]records.NodeRecord{}
+		for id, raw := range rdb.HGetAll(ctx, keys.Nodes("r1")).Val() {
+			rec, err := records.DecodeNodeRecord([]byte(raw))
+			require.NoError(t, err)
+			out[id] = rec
+		}
+		return out
+	}
+	ids := func(m map[string]records.NodeRecord) []string {
+		return slices.Sorted(maps.Keys(m))
+	}
+
+	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	require.NoError(t, err)
+	step(msg(eventsv1.TopicWorkflowStart, p.StartRequest()))
+	recs := stored()
+	require.Equal(t, []string{"a"}, ids(recs), "the start stores the root it queued, and no pending record")
+	require.Equal(t, records.NodeQueued, recs["a"].State)
+
+	// A fresh owner restores b, c and d as pending with their parents left.
+	st, err := keys.LoadRun(ctx, rdb, "r1")
+	require.NoError(t, err)
+	r, err := owner().restore(ctx, "r1", st)
+	require.NoError(t, err)
+	for i, want := range map[string]int{"b": 1, "c": 1, "d": 2} {
+		n := r.Nodes[r.Index(i)]
+		require.Equal(t, records.NodeRecord{State: records.NodePending, ParentsLeft: want}, n, "node %s", i)
+	}
+
+	done := func(node string) eventbus.Message {
+		now := time.Now().UnixMilli()
+		return msg(eventsv1.TopicTaskComplete, &eventsv1.TaskResult{RunId: "r1", NodeId: node, Attempt: 1,
+			Status: eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED, Output: []byte(`{}`), StartedAtMs: now, FinishedAtMs: now})
+	}
+	step(done("a"))
+	recs = stored()
+	require.Equal(t, []string{"a", "b", "c"}, ids(recs), "a's end changed its children only")
+	require.Equal(t, records.NodeQueued, recs["b"].State)
+	step(done("b"))
+	recs = stored()
+	require.Equal(t, records.NodeRecord{State: records.NodePending, ParentsLeft: 1}, recs["d"], "b's end left d one parent")
+	for _, node := range []string{"c", "d"} {
+		step(done(node))
+	}
+	recs = stored()
+	for _, node := range []string{"a", "b", "c", "d"} {
+		require.Equal(t, records.NodeSucceeded, recs[node].State, node)
+	}
+	require.Equal(t, string(records.RunSucceeded), rdb.HGet(ctx, keys.Run("r1"), records.FieldStatus).Val())
+}
