@@ -51,6 +51,11 @@ func (s *Server) registerWorkflow(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	if _, err := s.defs.add(def.Name, v, norm); err != nil {
+		// Stored, but it does not compile as stored: a run of it would be
+		// refused the same way. Logged; the registration stands.
+		s.log.Error("registered workflow does not compile as stored", logkey.Workflow, def.Name, logkey.Version, v, logkey.Err, err)
+	}
 	s.log.Info("workflow registered", logkey.Workflow, def.Name, logkey.Version, v, logkey.KeyName, requester(c))
 	c.Header("Location", "/workflows/"+def.Name)
 	respond(c, http.StatusCreated, apiwire.WorkflowRef{Name: def.Name, Version: v})
