@@ -44,7 +44,7 @@ services/orchestrator/orchsvc/apply.go|return statestore.ClaimFact{State: states
 services/orchestrator/orchsvc/publish.go| \|\| bigStart(g) {| {|services/orchestrator|./orchsvc|^TestBigStartDispatchesAfterTheWrite$
 pkg/worker/settle.go|a.firstBeat = time.AfterFunc(w.beatEvery(ttl), func() {|a.firstBeat = time.AfterFunc(time.Hour, func() {|pkg|./worker|^TestHeartbeatFollowsShortHeartbeatTimeout$
 pkg/jsonstr/jsonstr.go|html[c] = plain[c] && c != '<' && c != '>' && c != '&'|html[c] = plain[c] && c != '>' && c != '&'|pkg|./records|^TestNodeRecordEncode
-services/orchestrator/orchsvc/runcache.go|		if !ok { // never changed since the run began|		if false { // never changed since the run began|services/orchestrator|./orchsvc|^TestStartWritesOnlyTheRecordsItChanged$
+services/orchestrator/orchsvc/runcache.go|		if !ok { // never changed since the run began|		if !ok && false { // never changed since the run began|services/orchestrator|./orchsvc|^TestStartWritesOnlyTheRecordsItChanged$
 LIST
 )
 
