@@ -62,12 +62,7 @@ type gatedStart struct {
 
 func newGatedStart(t *testing.T, wf, def string, fail bool) gatedStart {
 	ctx := context.Background()
-	rdb := testinfra.StartRedis(t).Client(t)
-	kafka := testinfra.StartKafka(t)
-	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
-	_, err := keys.PutWorkflow(ctx, rdb, wf, []byte(def), time.Now())
-	require.NoError(t, err)
-	cfg := testConfig(t, rdb, keys, kafka)
+	rdb, keys, cfg := workflowEnv(t, wf, def)
 	s, err := New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.close(ctx) })

@@ -11,7 +11,6 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -92,13 +91,8 @@ const (
 
 func crashAfterTheWrite(t *testing.T, mode cutMode) {
 	ctx := context.Background()
-	rdb := testinfra.StartRedis(t).Client(t)
-	kafka := testinfra.StartKafka(t)
-	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
 	def := `{"name":"wf","nodes":[{"id":"a","handler":"noop","retry":{"max_attempts":2,"backoff":"fixed","initial_interval":"1h"}}]}`
-	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(def), time.Now())
-	require.NoError(t, err)
-	cfg := testConfig(t, rdb, keys, kafka)
+	rdb, keys, cfg := workflowEnv(t, "wf", def)
 	incarnation := func() *Service {
 		s, err := New(ctx, cfg)
 		require.NoError(t, err)
@@ -141,7 +135,7 @@ func crashAfterTheWrite(t *testing.T, mode cutMode) {
 	}
 
 	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
-	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	_, err := keys.CreatePendingRun(ctx, rdb, p)
 	require.NoError(t, err)
 	s := incarnation()
 	require.NoError(t, s.tryBatch(ctx, []eventbus.Message{msg(eventsv1.TopicWorkflowStart, p.StartRequest())}))

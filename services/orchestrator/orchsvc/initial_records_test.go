@@ -10,7 +10,6 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -25,14 +24,8 @@ import (
 func TestStartWritesOnlyTheRecordsItChanged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb := testinfra.StartRedis(t).Client(t)
-	kafka := testinfra.StartKafka(t)
-	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
-	def := `{"name":"wf","nodes":[{"id":"a","handler":"noop"},{"id":"b","handler":"noop","depends_on":["a"]},
-	  {"id":"c","handler":"noop","depends_on":["a"]},{"id":"d","handler":"noop","depends_on":["b","c"]}]}`
-	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(def), time.Now())
-	require.NoError(t, err)
-	cfg := testConfig(t, rdb, keys, kafka)
+	rdb, keys, cfg := workflowEnv(t, "wf", `{"name":"wf","nodes":[{"id":"a","handler":"noop"},{"id":"b","handler":"noop","depends_on":["a"]},
+	  {"id":"c","handler":"noop","depends_on":["a"]},{"id":"d","handler":"noop","depends_on":["b","c"]}]}`)
 	owner := func() *Service { // a fresh owner: nothing cached, the run loaded from Redis
 		s, err := New(ctx, cfg)
 		require.NoError(t, err)
@@ -63,7 +56,7 @@ func TestStartWritesOnlyTheRecordsItChanged(t *testing.T) {
 	}
 
 	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
-	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	_, err := keys.CreatePendingRun(ctx, rdb, p)
 	require.NoError(t, err)
 	step(msg(eventsv1.TopicWorkflowStart, p.StartRequest()))
 	recs := stored()

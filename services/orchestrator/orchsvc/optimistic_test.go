@@ -51,15 +51,23 @@ func testConfig(t *testing.T, rdb redis.UniversalClient, keys statestore.Keys, k
 		Bus: eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}}
 }
 
-func newStartEnv(t *testing.T, workflow string) *startEnv {
+// workflowEnv starts a Redis and a broker for one test, stores def as
+// version 1 of workflow wf, and returns the orchestrator's config for them.
+func workflowEnv(t *testing.T, wf, def string) (*redis.Client, statestore.Keys, Config) {
 	t.Helper()
-	ctx := context.Background()
 	rdb := testinfra.StartRedis(t).Client(t)
 	kafka := testinfra.StartKafka(t)
 	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
-	_, err := keys.PutWorkflow(ctx, rdb, "wf", []byte(workflow), time.Now())
+	_, err := keys.PutWorkflow(context.Background(), rdb, wf, []byte(def), time.Now())
 	require.NoError(t, err)
-	s, err := New(ctx, testConfig(t, rdb, keys, kafka))
+	return rdb, keys, testConfig(t, rdb, keys, kafka)
+}
+
+func newStartEnv(t *testing.T, workflow string) *startEnv {
+	t.Helper()
+	ctx := context.Background()
+	rdb, _, cfg := workflowEnv(t, "wf", workflow)
+	s, err := New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.close(ctx) })
 	trips := &atomic.Int64{}
