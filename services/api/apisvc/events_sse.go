@@ -27,6 +27,10 @@ func (s *Server) runEvents(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	if err := s.runExists(c, id); err != nil { // before the feed opens for it
+		abort(c, err)
+		return
+	}
 	client := s.clientOf(c)
 	if !s.holdStream(c, client) {
 		return
@@ -88,6 +92,23 @@ func (s *Server) pumpEvents(c *gin.Context, st *sseStream, sub *subscriber, afte
 			}
 		}
 	}
+}
+
+// runExists answers 404 for a run that does not exist (one Redis round
+// trip), so that a stream of an unknown or deleted run does not open the
+// workflow.events feed — broker connections kept for FeedLinger — only to
+// answer 404 after it. The run is read again, whole, once the feed is open.
+func (s *Server) runExists(c *gin.Context, id string) error {
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	n, err := s.rdb.Exists(ctx, s.keys.Run(id)).Result()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errNotFound("run %q not found", id)
+	}
+	return nil
 }
 
 // lastEventID parses the Last-Event-ID header (a seq).

@@ -2,10 +2,12 @@ package apisvc_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,4 +66,24 @@ func TestRunEventsStream(t *testing.T) {
 	stale := newSSEReader(e.client.stream(t, req{method: "GET", path: "/runs/" + id + "/events",
 		header: map[string]string{"Last-Event-ID": "1"}}).Body)
 	require.Equal(t, "snapshot", stale.next(t, 10*time.Second).event)
+}
+
+// TestRunEventsOfAnUnknownRunOpenNoFeed: the stream of a run that does not
+// exist is a 404 answered before the workflow.events feed opens (broker
+// connections kept for the feed's linger only to say "not found"); a known
+// run's stream opens it.
+func TestRunEventsOfAnUnknownRunOpenNoFeed(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	p := e.must(req{method: "GET", path: "/runs/no-such-run/events", key: readSecret}, http.StatusNotFound).problem(t)
+	require.Contains(t, p.Detail, "not found")
+	_, _, opened := apisvc.FeedState(e.api)
+	require.Zero(t, opened, "a 404 opened the events feed")
+
+	name, _ := e.register(`{"name":"feedopen","nodes":[{"id":"a","handler":"noop"}]}`)
+	id := e.startRun(name, nil, nil)
+	events := newSSEReader(e.client.stream(t, req{method: "GET", path: "/runs/" + id + "/events", key: readSecret}).Body)
+	require.Equal(t, "snapshot", events.next(t, 10*time.Second).event)
+	_, _, opened = apisvc.FeedState(e.api)
+	require.Equal(t, 1, opened, "a known run's stream opens the feed")
 }
