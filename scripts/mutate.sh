@@ -26,7 +26,9 @@ pkg/eventbus/tail.go|if err := r.SetOffset(off); err != nil {|if err := r.SetOff
 services/api/apisvc/events_feed.go|if f.users > 0 \|\| f.cur == nil \|\| f.stopped {|if f.cur == nil \|\| f.stopped {|services/api|./apisvc|^TestFeedReadsOnlyWhileWatched$
 services/api/apisvc/events_sse.go|	err = s.feed.acquire(actx)|	_, err = actx, error(nil)|services/api|./apisvc|^TestRunEvents
 pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim\|Conformance
-pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end||pkg|./statestore|.
+pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then return 0 end||pkg|./statestore|.
+pkg/statestore/run.go| or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then return 0 end| then return 0 end|pkg|./statestore|Conformance
+services/orchestrator/orchsvc/effects.go|Fence: g.o.fence, Lock: g.o.lock,|Fence: g.o.fence,|services/orchestrator|./orchsvc|Optimistic
 services/orchestrator/core/result.go|if n.Attempt != e.Attempt \|\| !n.State.InFlight() {|if !n.State.InFlight() {|services/orchestrator|./core|.
 services/orchestrator/core/fanout_instance.go|if rec == nil \|\| rec.Attempt != e.Attempt \|\| !rec.State.InFlight() {|if rec == nil \|\| !rec.State.InFlight() {|services/orchestrator|./core|.
 services/orchestrator/core/result.go|n.Attempt < node.Retry.Attempts()|n.Attempt <= node.Retry.Attempts()|services/orchestrator|./core|.

@@ -14,15 +14,14 @@ func TestFanOutWriteAndLoad(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	run := "r-fan"
-	fence, err := b.rdb.Incr(b.ctx, b.keys.Fence(run)).Result()
-	require.NoError(t, err)
+	fence, lock := lockRun(t, b.ctx, b.rdb, b.keys, run)
 	items := make([][]byte, 1234) // over the script's 500-argument chunks
 	for i := range items {
 		items[i] = []byte(strconv.Itoa(i))
 	}
 	write := func(w statestore.RunWrite) {
 		t.Helper()
-		w.Run, w.Fence = run, fence
+		w.Run, w.Fence, w.Lock = run, fence, lock
 		pipe := b.rdb.Pipeline()
 		cmd := b.keys.QueueWrite(b.ctx, pipe, w)
 		_, err := pipe.Exec(b.ctx)

@@ -53,14 +53,14 @@ func TestClaimFactsTellLiveFromOrphaned(t *testing.T) {
 func TestWriteDeletesOrphanedClaimsOfItsHolderOnly(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	fence := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val()
+	fence, lock := lockRun(t, b.ctx, b.rdb, b.keys, "r1")
 	dead := statestore.Attempt{Run: "r1", Node: "A", Attempt: 1}
 	retaken := statestore.Attempt{Run: "r1", Node: "F", Instance: 2, Attempt: 1}
 	ended := statestore.Attempt{Run: "r1", Node: "B", Attempt: 3}
 	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim("r1", "A", 0, 1), "old/w1", time.Minute).Err())
 	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim("r1", "F", 2, 1), "new/w3", time.Minute).Err())
 	require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim("r1", "B", 0, 3), "x/w2", time.Minute).Err())
-	w := statestore.RunWrite{Run: "r1", Fence: fence, Create: true,
+	w := statestore.RunWrite{Run: "r1", Fence: fence, Lock: lock, Create: true,
 		Nodes:   map[string][]byte{"A": []byte(`{"s":"queued","a":1,"l":1}`)},
 		Ended:   []statestore.Attempt{ended},
 		Orphans: []statestore.OrphanedClaim{{Attempt: dead, Holder: "old/w1"}, {Attempt: retaken, Holder: "old/w2"}}}

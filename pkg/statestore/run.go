@@ -19,6 +19,13 @@ type RunWrite struct {
 	// Fence is the token obtained with the run's lock; the write is refused
 	// if the stored fence moved on (another holder took the lock).
 	Fence int64
+	// Lock is the value the writer's lock holds: the write is refused as
+	// stale, too, unless the run's lock still holds it. The fence alone
+	// could be handed out twice when a Redis failover loses the newest
+	// writes of its master (replication is asynchronous): the lost holder's
+	// fence INCR is issued again to the next one. Its lock SET, lost in
+	// the same step, makes the two holders' writes tell apart.
+	Lock string
 	// Create refuses the write if the run's node records already exist (first
 	// start only). A run record the api pre-wrote as pending does not count.
 	Create bool
@@ -77,20 +84,22 @@ const (
 //	KEYS[1] fence  KEYS[2] run  KEYS[3] nodes  KEYS[4] outputs  KEYS[5] history
 //	KEYS[6+3k..8+3k] fan-out node k's instances hash, instance outputs hash, items list
 //	KEYS[6+3n..] claim keys of ended attempts (n = number of fan-out sections), deleted,
-//	  then the m orphaned claim keys, each deleted only if it holds its holder
+//	  then the m orphaned claim keys, each deleted only if it holds its holder,
+//	  then the run's lock key
 //	ARGV[1] fence token  ARGV[2] create (0|1)  ARGV[3] history cap
 //	ARGV[4..8] counts: run field pairs, node pairs, output pairs, cleared outputs, history lines
 //	ARGV[9] number of fan-out sections
 //	ARGV[10..] the pairs and lists, in that order, then per fan-out section:
 //	  reset (0|1), instance pairs, output pairs, items, followed by those;
-//	  then m, followed by the m orphaned claims' holders
-//	returns 1 applied, 0 stale fence, 2 create refused (the run was already started)
+//	  then m, followed by the m orphaned claims' holders; last, the lock's value
+//	returns 1 applied, 0 stale (the fence moved on, or the lock is not the
+//	  writer's), 2 create refused (the run was already started)
 //
 // Idempotent: every write is an overwrite of the same values, and a replay
 // after success is either applied again identically or refused by Create.
 var applyScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local lastKey = #KEYS
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then return 0 end
+local lastKey = #KEYS - 1
 local function done(code) return code end
 ` + applyBody)
 
@@ -153,7 +162,8 @@ return done(1)
 // QueueWrite adds w to pipe; the returned command yields a Write outcome
 // once the pipeline has run.
 func (k Keys) QueueWrite(ctx context.Context, pipe redis.Pipeliner, w RunWrite) *redis.Cmd {
-	keys, args := k.writeArgs(w, 0)
+	keys, args := k.writeArgs(w, 1)
+	keys, args = append(keys, k.Lock(w.Run)), append(args, w.Lock)
 	return applyScript.EvalSha(ctx, pipe, keys, args...)
 }
 

@@ -106,12 +106,12 @@ func exerciseScripts(t *testing.T, rdb redis.UniversalClient, k statestore.Keys)
 // fullWrite is a first write of run that fills every KEYS position of the
 // apply and start scripts: two fan-out nodes, two ended attempts and two
 // orphaned claims.
-func fullWrite(run string, fence int64) statestore.RunWrite {
+func fullWrite(run string, fence int64, lock string) statestore.RunWrite {
 	att := func(node string, inst int) statestore.Attempt {
 		return statestore.Attempt{Run: run, Node: node, Instance: inst, Attempt: 1}
 	}
 	rec := []byte(`{"s":"running","a":1}`)
-	return statestore.RunWrite{Run: run, Fence: fence, Create: true,
+	return statestore.RunWrite{Run: run, Fence: fence, Lock: lock, Create: true,
 		RunFields: map[string]string{records.FieldStatus: "running"},
 		Nodes:     map[string][]byte{"A": rec}, Outputs: map[string][]byte{"A": []byte(`1`)},
 		ClearOutputs: []string{"Z"}, History: []string{"started"},
@@ -128,13 +128,12 @@ func fullWrite(run string, fence int64) statestore.RunWrite {
 // (of locks) and drop_holder.
 func exerciseRunScripts(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k statestore.Keys) {
 	t.Helper()
-	fence, err := rdb.Incr(ctx, k.Fence("r1")).Result()
-	require.NoError(t, err)
+	fence, lock := lockRun(t, ctx, rdb, k, "r1")
 	pipe := rdb.Pipeline()
-	write := k.QueueWrite(ctx, pipe, fullWrite("r1", fence))
-	start := k.QueueStart(ctx, pipe, fullWrite("r2", 0), statestore.LockRequest{HeldLock: statestore.HeldLock{Run: "r2", Value: "v2"}}, time.Minute)
+	write := k.QueueWrite(ctx, pipe, fullWrite("r1", fence, lock))
+	start := k.QueueStart(ctx, pipe, fullWrite("r2", 0, ""), statestore.LockRequest{HeldLock: statestore.HeldLock{Run: "r2", Value: "v2"}}, time.Minute)
 	k.QueueEnded(ctx, pipe, "r1")
-	_, err = pipe.Exec(ctx)
+	_, err := pipe.Exec(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, statestore.WriteApplied, write.Val())
 	outcome, _, err := start.Result()

@@ -51,7 +51,7 @@ func TestQueueStartLocksFencesAndCreatesInOneStep(t *testing.T) {
 	require.Equal(t, []string{"started"}, b.rdb.LRange(b.ctx, b.keys.History("r1"), 0, -1).Val())
 
 	// The token it returned fences later writes like any other.
-	w := statestore.RunWrite{Run: "r1", Fence: fence, Nodes: map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`)}}
+	w := statestore.RunWrite{Run: "r1", Fence: fence, Lock: "v1", Nodes: map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`)}}
 	require.Equal(t, int64(statestore.WriteApplied), write(t, b, w))
 	w.Fence = fence - 1
 	require.Equal(t, int64(statestore.WriteStale), write(t, b, w), "an older holder is refused")
@@ -84,7 +84,7 @@ func TestQueueStartNeverOverwritesAStartedRun(t *testing.T) {
 	outcome, fence := b.start(t, startWrite("r1"), "v1", "")
 	require.Equal(t, statestore.StartApplied, outcome)
 	require.EqualValues(t, 1, fence)
-	done := statestore.RunWrite{Run: "r1", Fence: fence, RunFields: map[string]string{records.FieldStatus: "succeeded"},
+	done := statestore.RunWrite{Run: "r1", Fence: fence, Lock: "v1", RunFields: map[string]string{records.FieldStatus: "succeeded"},
 		Nodes: map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`)}}
 	require.Equal(t, int64(statestore.WriteApplied), write(t, b, done))
 

@@ -44,15 +44,27 @@ func write(t *testing.T, b bundle, w statestore.RunWrite) int64 {
 	return cmd.Val().(int64)
 }
 
+// lockRun takes run's lock for the holder "me" as the orchestrator's
+// acquisition does (the lock set to a new value of the holder's, the fence
+// bumped) and returns the fence and the value a write must carry.
+func lockRun(t *testing.T, ctx context.Context, rdb redis.Cmdable, k statestore.Keys, run string) (int64, string) {
+	t.Helper()
+	value := statestore.NewLockValue("me")
+	require.NoError(t, rdb.Set(ctx, k.Lock(run), value, time.Minute).Err())
+	fence, err := rdb.Incr(ctx, k.Fence(run)).Result()
+	require.NoError(t, err)
+	return fence, value
+}
+
 func TestLargeWriteIsChunked(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	fence := b.rdb.Incr(b.ctx, b.keys.Fence("big")).Val()
+	fence, lock := lockRun(t, b.ctx, b.rdb, b.keys, "big")
 	nodes := make(map[string][]byte, 20000)
 	for i := 0; i < 20000; i++ {
 		nodes["n"+itoa(i)] = []byte(`{"s":"pending"}`)
 	}
-	require.EqualValues(t, statestore.WriteApplied, write(t, b, statestore.RunWrite{Run: "big", Fence: fence, Create: true,
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, statestore.RunWrite{Run: "big", Fence: fence, Lock: lock, Create: true,
 		RunFields: map[string]string{"status": "running"}, Nodes: nodes}))
 	require.Equal(t, int64(20000), b.rdb.HLen(b.ctx, b.keys.Nodes("big")).Val())
 }
@@ -111,13 +123,13 @@ func TestIsNoScript(t *testing.T) {
 func TestWriteDeletesClaimsOfEndedAttempts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	fence := b.rdb.Incr(b.ctx, b.keys.Fence("r1")).Val()
+	fence, lock := lockRun(t, b.ctx, b.rdb, b.keys, "r1")
 	ended := []statestore.Attempt{{Run: "r1", Node: "A", Attempt: 1}, {Run: "r1", Node: "F", Instance: 7, Attempt: 2}}
 	running := statestore.Attempt{Run: "r1", Node: "B", Attempt: 1}
 	for _, a := range append(ended, running) {
 		require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt), "w1", time.Minute).Err())
 	}
-	w := statestore.RunWrite{Run: "r1", Fence: fence, Create: true,
+	w := statestore.RunWrite{Run: "r1", Fence: fence, Lock: lock, Create: true,
 		Nodes:   map[string][]byte{"A": []byte(`{"s":"succeeded","a":1}`), "B": []byte(`{"s":"running","a":1}`)},
 		FanOuts: []statestore.FanOutWrite{{Node: "F", Instances: map[int][]byte{7: []byte(`{"s":"failed","a":2}`)}}},
 		Ended:   ended}

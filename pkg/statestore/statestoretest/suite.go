@@ -52,6 +52,7 @@ var rules = []rule{
 	{"ClaimBatchAnswersAsSingleClaims", testClaimBatch},
 	{"HeartbeatAndRelease", testHeartbeatAndRelease},
 	{"FencedWriteRefusedAfterFenceMoved", testFencedWrite},
+	{"WriteRefusedUnlessTheLockIsTheWriters", testWriteNeedsTheLock},
 	{"WriteReplayIsIdempotent", testWriteReplay},
 	{"LockAcquireFencesAndReads", testLockAcquire},
 	{"LockRefreshAndReleaseTouchOnlyTheirValue", testLockRefreshRelease},

@@ -21,7 +21,7 @@ func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
 		r.Seq += uint64(len(g.spans)) // one seq per RunEvent published
 		eff.RunChanged = true
 	}
-	w := statestore.RunWrite{Run: g.run, Fence: g.o.fence, Create: eff.Created,
+	w := statestore.RunWrite{Run: g.run, Fence: g.o.fence, Lock: g.o.lock, Create: eff.Created,
 		Nodes: make(map[string][]byte, len(eff.Nodes)), Outputs: make(map[string][]byte, len(eff.Outputs))}
 	if eff.RunChanged || eff.Created {
 		w.RunFields = runFields(r, eff.Created, g.events)

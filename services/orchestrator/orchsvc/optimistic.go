@@ -45,7 +45,8 @@ func (s *Service) prepare(ctx context.Context, groups []*runBatch, first bool) e
 		for _, g := range groups {
 			g.lock = ""
 			if s.optimistic(g) {
-				g.o, g.lock = &owned{}, lockValue(s.cfg.ID)
+				g.lock = lockValue(s.cfg.ID)
+				g.o = &owned{lock: g.lock}
 				continue
 			}
 			normal = append(normal, g)

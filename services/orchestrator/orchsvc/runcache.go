@@ -19,6 +19,7 @@ import (
 // itself is kept alive by leases.
 type owned struct {
 	fence int64
+	lock  string // the lock's value: a write is refused unless the lock still holds it
 	run   *core.Run // nil: the run does not exist (yet)
 	// takenOver marks a run loaded from another holder's lock, to be
 	// repaired (repairTakeover) before its first batch applies.
@@ -142,6 +143,7 @@ func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (refused 
 		if err != nil {
 			return nil, err
 		}
+		o.lock = reqs[i].Value
 		o.takenOver = takenOver && o.run != nil
 		s.metrics.takeover(o.takenOver)
 		s.owned[reqs[i].Run] = o
