@@ -19,7 +19,7 @@ import (
 // itself is kept alive by leases.
 type owned struct {
 	fence int64
-	lock  string // the lock's value: a write is refused unless the lock still holds it
+	lock  string    // the lock's value: a write is refused unless the lock still holds it
 	run   *core.Run // nil: the run does not exist (yet)
 	// takenOver marks a run loaded from another holder's lock, to be
 	// repaired (repairTakeover) before its first batch applies.
