@@ -47,6 +47,8 @@ services/orchestrator/orchsvc/publish.go| \|\| bigStart(g) {| {|services/orchest
 pkg/worker/settle.go|a.firstBeat = time.AfterFunc(w.beatEvery(ttl), func() {|a.firstBeat = time.AfterFunc(time.Hour, func() {|pkg|./worker|^TestHeartbeatFollowsShortHeartbeatTimeout$
 pkg/jsonstr/jsonstr.go|html[c] = plain[c] && c != '<' && c != '>' && c != '&'|html[c] = plain[c] && c != '>' && c != '&'|pkg|./records|^TestNodeRecordEncode
 services/orchestrator/orchsvc/runcache.go|		if !ok { // never changed since the run began|		if !ok && false { // never changed since the run began|services/orchestrator|./orchsvc|^TestStartWritesOnlyTheRecordsItChanged$
+services/orchestrator/orchsvc/effects.go|	if stale := disarmed(r, g.write.Ended, ended); len(stale) > 0 {|	if stale := disarmed(r, g.write.Ended, ended); false {|services/orchestrator|./orchsvc|^TestEndedAttemptsDisarmTheirTimers$
+services/orchestrator/orchsvc/timers.go|		if err != nil \|\| !full \|\| time.Since(start) >= s.cfg.TimerPoll {|		if true {|services/orchestrator|./orchsvc|^TestTimerPollDrainsABurst$
 LIST
 )
 

@@ -108,11 +108,53 @@ func (s *Service) queueIndexes(ctx context.Context, pipe redis.Pipeliner, g *run
 }
 
 // queueUnindex queues, after g's write, the removal of a run that ended
-// from the active-runs index (see queueIndexes).
+// from the active-runs index (see queueIndexes), and of the durable timers
+// the write left with nothing to do (disarmed). Were they left, each would
+// fire later as a TIMER control that the run's owner loads the run for
+// only to ignore: one per task with a timeout. A write refused after them
+// (the run changed owner meanwhile) may drop a deadline the new owner
+// still wants; the reconciler repairs overdue deadlines, as for a timer
+// lost with Redis's last second, and the worker enforces a task's timeout
+// first.
 func (s *Service) queueUnindex(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
-	if r := g.o.run; g.eff.RunStatusChanged() && r.Status.Terminal() {
+	r := g.o.run
+	ended := g.eff.RunStatusChanged() && r.Status.Terminal()
+	if ended {
 		pipe.ZRem(ctx, s.keys.ActiveRunsOf(g.run), g.run)
 	}
+	if stale := disarmed(r, g.write.Ended, ended); len(stale) > 0 {
+		pipe.ZRem(ctx, s.keys.TimersOf(g.run), stale...)
+	}
+}
+
+// disarmed lists the timer members (as queueIndexes wrote them) that the
+// ended attempts and, when runEnded, the run's end leave pointless: an
+// ended attempt's deadline (armed for a node with a timeout) and a wait
+// node's wake, and the run's own deadline. Retry timers stay: an attempt
+// waiting for its retry is not among the ended ones until it is stopped,
+// and a retry fired for a stopped node is ignored like any stale timer.
+func disarmed(r *core.Run, ended []statestore.Attempt, runEnded bool) []any {
+	var out []any
+	member := func(kind core.TimerKind, node string, inst, attempt int) {
+		out = append(out, statestore.Timer{Run: r.ID, Kind: int(timerKind(kind)), Node: node, Instance: inst, Attempt: attempt}.Member())
+	}
+	defs := r.Plan.Graph.Def
+	for _, a := range ended {
+		i := r.Index(a.Node)
+		if i < 0 {
+			continue
+		}
+		if defs.Nodes[i].Timeout > 0 {
+			member(core.TimerDeadline, a.Node, a.Instance, a.Attempt)
+		}
+		if defs.Nodes[i].Handler == core.HandlerWait {
+			member(core.TimerWake, a.Node, a.Instance, a.Attempt)
+		}
+	}
+	if runEnded && defs.Timeout > 0 {
+		member(core.TimerRunDeadline, "", 0, 0)
+	}
+	return out
 }
 
 // timerKinds maps the core's timer kinds to their wire values (both ways:

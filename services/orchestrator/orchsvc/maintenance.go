@@ -38,7 +38,7 @@ func (s *Service) maintain(ctx context.Context) {
 			lastScan = time.Time{} // a new leader scans at once
 			continue
 		}
-		if err := s.fireDue(ctx); err != nil && ctx.Err() == nil {
+		if err := s.fireAllDue(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("fire due timers", logkey.Err, err)
 		}
 		if time.Since(lastLiveness) >= s.cfg.LivenessCheck {

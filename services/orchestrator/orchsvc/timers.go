@@ -12,17 +12,39 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// timerBatch bounds the timers fired per poll.
+// timerBatch bounds the timers fired per round of a poll.
 const timerBatch = 500
+
+// timerRounds bounds the rounds of one poll: a poll reads again at once
+// while a shard answered a full page, up to timerRounds × timerBatch
+// timers per TimerPoll (100,000 a second at the defaults) instead of one
+// page (5,000 a second), so a burst of due timers (a retry storm, a
+// deadline shared by many tasks) does not queue up behind the poll's pace.
+const timerRounds = 20
+
+// fireAllDue fires due timers in rounds of fireDue until no shard answers
+// a full page, for at most timerRounds rounds or one TimerPoll (the
+// maintenance loop's other duties wait meanwhile).
+func (s *Service) fireAllDue(ctx context.Context) error {
+	start := time.Now()
+	for range timerRounds {
+		full, err := s.fireDue(ctx)
+		if err != nil || !full || time.Since(start) >= s.cfg.TimerPoll {
+			return err
+		}
+	}
+	return nil
+}
 
 // fireDue turns due durable timers into TIMER controls on the run's
 // partition, so the run's owner handles them in order with its other events.
 // It reads every timer shard in one pipeline (at most timerBatch timers in
-// all, split over the shards). A timer is removed only after its control
+// all, split over the shards) and reports whether a shard had as many due
+// as were read from it (more may be due). A timer is removed only after its control
 // was acknowledged; a duplicate (a leader change mid-poll) is harmless
 // because the core ignores timers that no longer match the node's attempt
 // and state.
-func (s *Service) fireDue(ctx context.Context) error {
+func (s *Service) fireDue(ctx context.Context) (full bool, err error) {
 	shards := s.keys.TimerShards()
 	per := int64(max((timerBatch+len(shards)-1)/len(shards), minTimerShardBatch))
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
@@ -32,16 +54,17 @@ func (s *Service) fireDue(ctx context.Context) error {
 		reads[i] = pipe.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: "-inf", Stop: now, ByScore: true, Count: per})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return err
+		return false, err
 	}
 	var msgs []eventbus.Message
 	done := make([][]any, len(shards))
 	for i, r := range reads {
+		full = full || int64(len(r.Val())) >= per
 		for _, member := range r.Val() {
 			done[i] = append(done[i], member)
 			m, ok, err := s.timerControl(member)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if ok {
 				msgs = append(msgs, m)
@@ -50,10 +73,10 @@ func (s *Service) fireDue(ctx context.Context) error {
 	}
 	if len(msgs) > 0 {
 		if err := s.prod.Publish(ctx, msgs...); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return s.dropFired(ctx, shards, done)
+	return full, s.dropFired(ctx, shards, done)
 }
 
 // minTimerShardBatch is the fewest timers fireDue reads from one shard.
