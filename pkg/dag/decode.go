@@ -6,10 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"unicode/utf8"
 )
 
 // object decodes raw as a JSON object, reporting a problem at path when it is anything else.
 func (p *parser) object(raw []byte, path string) (map[string]json.RawMessage, bool) {
+	if p.valid && fastPaths {
+		if obj, ok := splitObject(raw); ok {
+			return obj, true
+		}
+	}
 	var obj map[string]json.RawMessage
 	err := json.Unmarshal(raw, &obj)
 	if err != nil || obj == nil {
@@ -27,47 +34,137 @@ func (p *parser) optionalObject(raw json.RawMessage, path string) (map[string]js
 	return p.object(raw, path)
 }
 
-// fields decodes each known key of obj into its destination in dst and reports every other key
-// as an unknown field, in sorted key order.
-func (p *parser) fields(obj map[string]json.RawMessage, path string, dst map[string]any) {
-	for _, key := range sortedKeys(obj) {
-		target, known := dst[key]
-		if !known {
+// fields decodes each key of obj into the destination dst names for it and reports every key
+// dst has none for (nil) as an unknown field, in sorted key order. A field's path is built only
+// to report a problem.
+func (p *parser) fields(obj map[string]json.RawMessage, path string, dst func(key string) any) {
+	var buf [16]string
+	keys := buf[:0]
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		target := dst(key)
+		if target == nil {
 			p.probs.add(keyPath(path, key), "unknown field %q", key)
 			continue
 		}
-		p.value(obj[key], keyPath(path, key), target)
+		p.value(obj[key], path, key, target)
 	}
 }
 
-// value decodes raw into dst. Raw JSON destinations are compacted (null becomes absent) and
-// string lists are decoded element by element so a bad element has its own path.
-func (p *parser) value(raw json.RawMessage, path string, dst any) {
+// value decodes raw, the value of key in the object at path, into dst. Raw JSON destinations are
+// compacted (null becomes absent) and string lists are decoded element by element so a bad
+// element has its own path.
+func (p *parser) value(raw json.RawMessage, path, key string, dst any) {
 	switch dst := dst.(type) {
 	case *json.RawMessage:
 		*dst = compactRaw(raw)
 		return
 	case *[]string:
-		*dst = p.stringList(raw, path)
+		*dst = p.stringList(raw, path, key)
 		return
+	case *string:
+		if s, ok := plainString(raw); ok && fastPaths {
+			*dst = s
+			return
+		}
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		p.probs.add(path, "%s", decodeMessage(raw, err, want(dst)))
+		p.probs.add(keyPath(path, key), "%s", decodeMessage(raw, err, want(dst)))
 	}
 }
 
-// stringList decodes a JSON array of strings; null or [] gives nil.
-func (p *parser) stringList(raw json.RawMessage, path string) []string {
+// fastPaths enables the decoders that skip json.Unmarshal for input it would decode as is
+// (plainString, plainStringList, splitObject, splitArray); tests turn it off to check that
+// both ways give the same definitions and problems.
+var fastPaths = true
+
+// plainString returns the string the JSON string raw holds when it needs no decoding: quoted,
+// with no escape, no control character and valid UTF-8 inside (what json.Unmarshal would return
+// as it is); false for anything else, which the caller decodes with json.Unmarshal.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
+}
+
+// plainStringList returns the strings of the JSON array raw when it is an array of plain
+// strings (plainString) with JSON whitespace between the tokens; false for anything else. An
+// empty array gives nil, as stringList does.
+func plainStringList(raw []byte) ([]string, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	var out []string
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return nil, skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		if i >= len(raw) || raw[i] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(raw[i+1:], '"')
+		if end < 0 {
+			return nil, false
+		}
+		s, ok := plainString(raw[i : i+end+2])
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+		i = skipSpace(raw, i+end+2)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			return out, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skipSpace returns the index of the first byte of b at or after i that is not JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringList decodes a JSON array of strings, the value of key in the object at path; null or []
+// gives nil.
+func (p *parser) stringList(raw json.RawMessage, path, key string) []string {
+	if out, ok := plainStringList(raw); ok && fastPaths {
+		return out
+	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		p.probs.add(path, "%s", decodeMessage(raw, err, "an array of strings"))
+		p.probs.add(keyPath(path, key), "%s", decodeMessage(raw, err, "an array of strings"))
 		return nil
 	}
 	var out []string
 	for i, item := range items {
 		var s string
 		if err := json.Unmarshal(item, &s); err != nil || isNull(item) {
-			p.probs.add(indexPath(path, i), "%s", decodeMessage(item, err, "a string"))
+			p.probs.add(indexPath(keyPath(path, key), i), "%s", decodeMessage(item, err, "a string"))
 		}
 		out = append(out, s)
 	}
@@ -155,4 +252,134 @@ func compactRaw(raw json.RawMessage) json.RawMessage {
 		return bytes.Clone(raw)
 	}
 	return b.Bytes()
+}
+
+// splitObject returns the members of the JSON object raw as json.Unmarshal into a
+// map[string]json.RawMessage returns them (the last of duplicate keys wins), the values as
+// sub-slices of raw, not copies. raw must be part of a valid JSON document (parser.valid):
+// only its structure is followed. False when raw is not an object, or a key holds an escape
+// or is not valid UTF-8 (which json.Unmarshal rewrites); the caller then decodes it with
+// json.Unmarshal.
+func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	obj := map[string]json.RawMessage{}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return obj, true
+	}
+	for i < len(raw) && raw[i] == '"' {
+		end := skipValue(raw, i)
+		key, ok := plainString(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		end = skipValue(raw, i)
+		obj[key] = raw[i:end:end]
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return obj, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// splitArray returns the elements of the JSON array raw as json.Unmarshal into a
+// []json.RawMessage returns them, as sub-slices of raw; raw must be part of a valid JSON
+// document (see splitObject). False when raw is not an array.
+func splitArray(raw []byte) ([]json.RawMessage, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	items := []json.RawMessage{}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return items, true
+	}
+	for i < len(raw) {
+		end := skipValue(raw, i)
+		items = append(items, raw[i:end:end])
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			return items, true
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// skipValue returns the index just after the JSON value that starts at b[i]; b must be valid
+// JSON from there on. A string ends at its first unescaped quote; an object or array at the
+// bracket that closes it, strings inside skipped whole; anything else (a number, true, false,
+// null) at the next delimiter.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just after the JSON string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
 }

@@ -15,7 +15,7 @@ func Parse(data []byte) (*Definition, error) {
 		ps.add("$", "definition is %d bytes; the limit is %d", len(data), MaxDefinitionBytes)
 		return nil, ps.err()
 	}
-	p := &parser{}
+	p := &parser{valid: json.Valid(data)}
 	d := p.definition(data)
 	if d == nil {
 		return nil, p.probs.err()
@@ -35,6 +35,11 @@ func Parse(data []byte) (*Definition, error) {
 // parser decodes a definition field by field so that every problem has an exact path.
 type parser struct {
 	probs problems
+	// valid says the whole input is valid JSON: objects and arrays are then split by following
+	// their structure (splitObject, splitArray), without json.Unmarshal's validating scans of
+	// every level again. Invalid input takes json.Unmarshal's path everywhere, whose errors
+	// name the problem.
+	valid bool
 }
 
 // definition decodes the top-level object; nil means the input was not a JSON object.
@@ -46,9 +51,22 @@ func (p *parser) definition(data []byte) *Definition {
 	normalizeTop(top)
 	d := &Definition{}
 	var inputs, nodes json.RawMessage
-	p.fields(top, "$", map[string]any{
-		"name": &d.Name, "description": &d.Description, "inputs": &inputs,
-		"concurrency": &d.Concurrency, "timeout": &d.Timeout, "nodes": &nodes,
+	p.fields(top, "$", func(key string) any {
+		switch key {
+		case "name":
+			return &d.Name
+		case "description":
+			return &d.Description
+		case "inputs":
+			return &inputs
+		case "concurrency":
+			return &d.Concurrency
+		case "timeout":
+			return &d.Timeout
+		case "nodes":
+			return &nodes
+		}
+		return nil
 	})
 	d.Inputs = p.inputs(inputs, "$.inputs")
 	d.Nodes = p.nodes(nodes, "$.nodes")
@@ -66,8 +84,18 @@ func (p *parser) inputs(raw json.RawMessage, path string) map[string]InputSpec {
 		var in InputSpec
 		ipath := keyPath(path, name)
 		if spec, ok := p.object(obj[name], ipath); ok {
-			p.fields(spec, ipath, map[string]any{
-				"type": &in.Type, "default": &in.Default, "required": &in.Required, "description": &in.Description,
+			p.fields(spec, ipath, func(key string) any {
+				switch key {
+				case "type":
+					return &in.Type
+				case "default":
+					return &in.Default
+				case "required":
+					return &in.Required
+				case "description":
+					return &in.Description
+				}
+				return nil
 			})
 		}
 		out[name] = in
@@ -81,10 +109,15 @@ func (p *parser) nodes(raw json.RawMessage, path string) []Node {
 	if isNull(raw) {
 		return nil
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		p.probs.add(path, "%s", decodeMessage(raw, err, "an array of nodes"))
-		return nil
+	items, ok := []json.RawMessage(nil), false
+	if p.valid && fastPaths {
+		items, ok = splitArray(raw)
+	}
+	if !ok {
+		if err := json.Unmarshal(raw, &items); err != nil {
+			p.probs.add(path, "%s", decodeMessage(raw, err, "an array of nodes"))
+			return nil
+		}
 	}
 	if len(items) > MaxNodes {
 		p.probs.add(path, "workflow has %d nodes; the limit is %d", len(items), MaxNodes)
@@ -105,11 +138,34 @@ func (p *parser) node(raw json.RawMessage, path string, n *Node) {
 	}
 	normalizeNode(obj, path, &p.probs)
 	var retry json.RawMessage
-	p.fields(obj, path, map[string]any{
-		"id": &n.ID, "handler": &n.Handler, "config": &n.Config, "depends_on": &n.DependsOn,
-		"trigger_rule": &n.TriggerRule, "when": &n.When, "retry": &retry, "timeout": &n.Timeout,
-		"heartbeat_timeout": &n.HeartbeatTimeout, "parallel": &n.Parallel, "foreach": &n.Foreach,
-		"concurrency": &n.Concurrency,
+	p.fields(obj, path, func(key string) any {
+		switch key {
+		case "id":
+			return &n.ID
+		case "handler":
+			return &n.Handler
+		case "config":
+			return &n.Config
+		case "depends_on":
+			return &n.DependsOn
+		case "trigger_rule":
+			return &n.TriggerRule
+		case "when":
+			return &n.When
+		case "retry":
+			return &retry
+		case "timeout":
+			return &n.Timeout
+		case "heartbeat_timeout":
+			return &n.HeartbeatTimeout
+		case "parallel":
+			return &n.Parallel
+		case "foreach":
+			return &n.Foreach
+		case "concurrency":
+			return &n.Concurrency
+		}
+		return nil
 	})
 	n.Retry = p.retry(retry, path+".retry")
 }
@@ -121,9 +177,22 @@ func (p *parser) retry(raw json.RawMessage, path string) *RetryPolicy {
 		return nil
 	}
 	r := &RetryPolicy{}
-	p.fields(obj, path, map[string]any{
-		"max_attempts": &r.MaxAttempts, "backoff": &r.Backoff, "initial_interval": &r.InitialInterval,
-		"max_interval": &r.MaxInterval, "multiplier": &r.Multiplier, "jitter": &r.Jitter,
+	p.fields(obj, path, func(key string) any {
+		switch key {
+		case "max_attempts":
+			return &r.MaxAttempts
+		case "backoff":
+			return &r.Backoff
+		case "initial_interval":
+			return &r.InitialInterval
+		case "max_interval":
+			return &r.MaxInterval
+		case "multiplier":
+			return &r.Multiplier
+		case "jitter":
+			return &r.Jitter
+		}
+		return nil
 	})
 	return r
 }
