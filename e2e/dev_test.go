@@ -82,6 +82,11 @@ func TestDevRestartKeepsState(t *testing.T) {
 
 	require.NoError(t, d.stop(procStopTimeout), "SIGTERM: a clean, bounded shutdown with exit 0")
 	require.Contains(t, d.log(), "stopped", "shutdown steps are logged")
+	_, stopping, found := strings.Cut(d.log(), `msg="stopping the services"`)
+	require.True(t, found, "the stop is logged")
+	for _, line := range strings.Split(stopping, "\n") {
+		require.NotContains(t, line, "level=WARN", "a clean stop warns of nothing (the partition readers' closed connections, a group rebalancing)")
+	}
 
 	d2 := startDev(t, dir, dataDir, addrs)
 	require.Equal(t, key, d2.stack.Key, "the stored key is reused")

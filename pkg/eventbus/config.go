@@ -193,13 +193,35 @@ func (c Config) resolve(op string) (Config, error) {
 	return c, nil
 }
 
-// errorLogger adapts Logger for kafka-go; nil when Logger is nil.
+// errorLogger adapts Logger at level Warn for kafka-go's error lines,
+// except routine ones (Debug); nil when Logger is nil.
 func (c Config) errorLogger() kafka.Logger {
 	if c.Logger == nil {
 		return nil
 	}
 	l := c.Logger.With(logkey.Component, "kafka-go")
-	return kafka.LoggerFunc(func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) })
+	return kafka.LoggerFunc(func(format string, args ...any) {
+		if routine(args) {
+			if l.Enabled(context.Background(), slog.LevelDebug) {
+				l.Debug(fmt.Sprintf(format, args...))
+			}
+			return
+		}
+		l.Warn(fmt.Sprintf(format, args...))
+	})
+}
+
+// routine reports whether a kafka-go error line is about an error that
+// is part of normal operation, logged at Debug: REBALANCE_IN_PROGRESS,
+// which a group member meets whenever another joins or leaves (a scale-up,
+// a stop) and answers by joining again.
+func routine(args []any) bool {
+	for _, a := range args {
+		if err, ok := a.(error); ok && errors.Is(err, kafka.RebalanceInProgress) {
+			return true
+		}
+	}
+	return false
 }
 
 // infoLogger adapts Logger at level Debug for kafka-go's informational

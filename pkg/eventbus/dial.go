@@ -2,6 +2,7 @@ package eventbus
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"time"
@@ -58,10 +59,12 @@ func dialUntilDone(dial func(ctx context.Context, network, addr string) (net.Con
 	}
 }
 
-// closedWhenDone returns conn, closed when ctx ends.
+// closedWhenDone returns conn, closed when ctx ends. A read or write that
+// fails because of that close answers an error that wraps ctx's (see
+// ctxConn.cut).
 func closedWhenDone(ctx context.Context, conn net.Conn) net.Conn {
 	_ = conn.SetDeadline(time.Now().Add(dialTimeout))
-	c := &ctxConn{Conn: conn}
+	c := &ctxConn{Conn: conn, ctx: ctx}
 	c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })
 	return c
 }
@@ -70,9 +73,34 @@ func closedWhenDone(ctx context.Context, conn net.Conn) net.Conn {
 // drops that registration.
 type ctxConn struct {
 	net.Conn
+	ctx  context.Context
 	stop func() bool
 	once sync.Once
 	err  error
+}
+
+// Read is net.Conn's, its error wrapped by cut.
+func (c *ctxConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	return n, c.cut(err)
+}
+
+// Write is net.Conn's, its error wrapped by cut.
+func (c *ctxConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	return n, c.cut(err)
+}
+
+// cut returns err joined with the dial context's error once that context
+// has ended, when the connection failed because its end closed it: kafka-go
+// then sees context.Canceled and its partition reader returns quietly ("another
+// reader has taken over"), where a bare closed-connection error was logged
+// as an unknown error, once per partition, at every rebalance and every stop.
+func (c *ctxConn) cut(err error) error {
+	if err == nil || c.ctx.Err() == nil {
+		return err
+	}
+	return errors.Join(err, c.ctx.Err())
 }
 
 func (c *ctxConn) Close() error {

@@ -90,6 +90,7 @@ func withClient(bus eventbus.Config, id string) eventbus.Config {
 // their tasks), then the orchestrator; then it closes the Redis clients.
 func (r *running) stop(timeout time.Duration, log *slog.Logger) error {
 	var errs []error
+	log.Info("stopping the services", logkey.Window, timeout)
 	step := func(name string, svcs ...*service) {
 		start := time.Now()
 		errs = append(errs, stopAll(svcs, timeout)...)
