@@ -104,41 +104,20 @@ func plainString(raw []byte) (string, bool) {
 // strings (plainString) with JSON whitespace between the tokens; false for anything else. An
 // empty array gives nil, as stringList does.
 func plainStringList(raw []byte) ([]string, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
-		return nil, false
-	}
 	var out []string
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == ']' {
-		return nil, skipSpace(raw, i+1) == len(raw)
-	}
-	for {
-		if i >= len(raw) || raw[i] != '"' {
-			return nil, false
+	ok := elements(raw, '[', ']', func(i int) (int, bool) {
+		if raw[i] != '"' {
+			return 0, false
 		}
 		end := bytes.IndexByte(raw[i+1:], '"')
 		if end < 0 {
-			return nil, false
+			return 0, false
 		}
-		s, ok := plainString(raw[i : i+end+2])
-		if !ok {
-			return nil, false
-		}
-		out = append(out, s)
-		i = skipSpace(raw, i+end+2)
-		if i >= len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case ']':
-			return out, skipSpace(raw, i+1) == len(raw)
-		default:
-			return nil, false
-		}
-	}
+		str, ok := plainString(raw[i : i+end+2])
+		out = append(out, str)
+		return i + end + 2, ok
+	})
+	return out, ok
 }
 
 // skipSpace returns the index of the first byte of b at or after i that is not JSON whitespace.
@@ -261,74 +240,69 @@ func compactRaw(raw json.RawMessage) json.RawMessage {
 // or is not valid UTF-8 (which json.Unmarshal rewrites); the caller then decodes it with
 // json.Unmarshal.
 func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
-	}
 	obj := map[string]json.RawMessage{}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return obj, true
-	}
-	for i < len(raw) && raw[i] == '"' {
+	ok := elements(raw, '{', '}', func(i int) (int, bool) {
+		if raw[i] != '"' {
+			return 0, false
+		}
 		end := skipValue(raw, i)
 		key, ok := plainString(raw[i:end])
-		if !ok {
-			return nil, false
-		}
-		i = skipSpace(raw, end)
-		if i >= len(raw) || raw[i] != ':' {
-			return nil, false
+		if i = skipSpace(raw, end); !ok || i >= len(raw) || raw[i] != ':' {
+			return 0, false
 		}
 		i = skipSpace(raw, i+1)
 		end = skipValue(raw, i)
 		obj[key] = raw[i:end:end]
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return obj, true
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
+		return end, true
+	})
+	return obj, ok
 }
 
 // splitArray returns the elements of the JSON array raw as json.Unmarshal into a
 // []json.RawMessage returns them, as sub-slices of raw; raw must be part of a valid JSON
 // document (see splitObject). False when raw is not an array.
 func splitArray(raw []byte) ([]json.RawMessage, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
-		return nil, false
-	}
 	items := []json.RawMessage{}
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == ']' {
-		return items, true
-	}
-	for i < len(raw) {
+	ok := elements(raw, '[', ']', func(i int) (int, bool) {
 		end := skipValue(raw, i)
 		items = append(items, raw[i:end:end])
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
-			return nil, false
+		return end, true
+	})
+	return items, ok
+}
+
+// elements walks the JSON array or object raw, opened by open and closed by close, calling
+// elem with the index of each element (of a member: its key), which answers the index just
+// after the element, or false to give up. It reports whether raw was such a container, with
+// nothing but JSON whitespace around it, and elem took every element. Elements are at indexes
+// below len(raw).
+func elements(raw []byte, open, close byte, elem func(i int) (int, bool)) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != open {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == close {
+		return skipSpace(raw, i+1) == len(raw)
+	}
+	for i < len(raw) {
+		end, ok := elem(i)
+		if !ok {
+			return false
+		}
+		if i = skipSpace(raw, end); i >= len(raw) {
+			return false
 		}
 		switch raw[i] {
 		case ',':
 			i = skipSpace(raw, i+1)
-		case ']':
-			return items, true
+		case close:
+			return skipSpace(raw, i+1) == len(raw)
 		default:
-			return nil, false
+			return false
 		}
 	}
-	return nil, false
+	return false
 }
 
 // skipValue returns the index just after the JSON value that starts at b[i]; b must be valid
