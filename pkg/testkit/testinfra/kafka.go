@@ -52,6 +52,7 @@ func StartKafka(t testing.TB, opts ...kfake.Opt) *Kafka {
 	if err != nil {
 		t.Fatalf("start kfake: %v", err)
 	}
+	devbroker.PrepareSegments(c, k.DataDir, kafkaPartitions)
 	k.Cluster = c
 	k.Addrs = c.ListenAddrs()
 	k.Addr = k.Addrs[0]
@@ -86,6 +87,7 @@ func (k *Kafka) Restart(t testing.TB) {
 	for {
 		c, err := kfake.NewCluster(opts...)
 		if err == nil {
+			devbroker.PrepareSegments(c, k.DataDir, kafkaPartitions)
 			k.Cluster = c
 			return
 		}

@@ -33,5 +33,6 @@ func startBroker(dataDir, addr string) (*kfake.Cluster, *devbroker.Local, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start kafka broker (data %s): %w", dir, err)
 	}
+	devbroker.PrepareSegments(c, dir, kafkaPartitions)
 	return c, local, nil
 }

@@ -60,6 +60,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "kfakebroker: listen %s data %s: %v\n", *addr, *dir, err)
 		os.Exit(1)
 	}
+	devbroker.PrepareSegments(c, *dir, *parts)
 	fmt.Printf("export BRAID_KAFKA_BROKERS=%s\n", strings.Join(c.ListenAddrs(), ","))
 	shuffleOnSignal(ctx, c)
 	toggleOnSignal(ctx, c, conns)
