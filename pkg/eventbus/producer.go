@@ -2,6 +2,7 @@ package eventbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -104,6 +105,43 @@ func (p *Producer) Publish(ctx context.Context, msgs ...Message) error {
 	}
 	p.cfg.observeDeadLetters(msgs)
 	return nil
+}
+
+// Prepare does now what the first Publish to topics would do before it
+// sends anything: it looks up their partitions and leaders and opens the
+// connections to the brokers. Services call it at start-up, after
+// EnsureTopics, so that the first run of a fresh stack does not wait for
+// it on every hop. It takes at most cfg.AdminTimeout. An error only means
+// the first Publish does this work.
+func (p *Producer) Prepare(ctx context.Context, topics ...string) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return fmt.Errorf("prepare: %w", ErrClosed)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.AdminTimeout)
+	defer cancel()
+	var errs []error
+	// One read-only request per leader (kafka-go's transport splits a
+	// ListOffsets by leader) opens the connections a produce request goes
+	// out on; the layouts hold what route needs.
+	offsets := map[string][]kafka.OffsetRequest{}
+	for _, t := range topics {
+		tl, err := p.layout(ctx, p.cfg.topic(t))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prepare topic=%s: %w", t, err))
+			continue
+		}
+		for _, id := range tl.ids {
+			offsets[p.cfg.topic(t)] = append(offsets[p.cfg.topic(t)], kafka.LastOffsetOf(id))
+		}
+	}
+	if len(offsets) > 0 {
+		if _, err := p.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: offsets}); err != nil {
+			errs = append(errs, fmt.Errorf("prepare: connect to the leaders: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // refreshMetadata drops the transport's connection pool, and with it the

@@ -116,6 +116,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		_ = prod.Close()
 		return fmt.Errorf("worker %s consumer: %w", w.cfg.ID, err)
 	}
+	if err := prod.Prepare(ctx, eventsv1.TopicTaskComplete); err != nil {
+		w.log.Warn("producer not prepared: the first result connects", logkey.Err, err)
+	}
 	r := w.start(ctx, prod, cons)
 	w.commits = eventbus.NewCommitter(cons, eventbus.DefaultCommitDelay, w.log)
 	w.log.Info("worker started", logkey.Handlers, w.handlers, logkey.Concurrency, w.cfg.Concurrency, logkey.Group, w.cfg.Group)

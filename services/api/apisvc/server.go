@@ -77,6 +77,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		rates: newBuckets(cfg.RateLimit, cfg.RateBurst), streams: newSlots(cfg.MaxStreamsPerKey), waits: newSlots(cfg.MaxWaitersPerKey),
 	}
 	s.feed = newFeed(cfg.Bus, s.hub, cfg.FeedLinger, s.log)
+	if err := prod.Prepare(ctx, eventsv1.TopicWorkflowStart, eventsv1.TopicWorkflowControl); err != nil {
+		s.log.Warn("producer not prepared: the first run request connects", logkey.Err, err)
+	}
 	// The listener outlives ctx, which bounds start-up only: Close ends it.
 	lctx, unlisten := context.WithCancel(context.WithoutCancel(ctx))
 	s.unlisten = unlisten

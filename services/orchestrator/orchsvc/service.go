@@ -81,6 +81,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("orchestrator consumer: %w", err)
 	}
 	log := cfg.Logger.With(logkey.Component, "orchestrator", logkey.OrchestratorID, cfg.ID)
+	if err := prod.Prepare(ctx, eventsv1.TopicTaskDispatch, eventsv1.TopicWorkflowEvents, eventsv1.TopicWorkflowStart); err != nil {
+		log.Warn("producer not prepared: the first dispatch connects", logkey.Err, err)
+	}
 	locker := redislock.New(cfg.Redis)
 	s := &Service{
 		cfg: cfg, log: log, rdb: cfg.Redis, keys: cfg.Keys, locker: locker,
