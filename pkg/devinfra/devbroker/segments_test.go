@@ -3,9 +3,10 @@ package devbroker_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func TestPrepareSegmentsAreTheFilesKfakeWrites(t *testing.T) {
 	written := 0
 	for p := range parts {
 		got := files(topic, p)
-		require.ElementsMatch(t, []string{"0.dat", "0.idx"}, keys(got), "partition %d: kfake wrote into the prepared files, no others", p)
+		require.ElementsMatch(t, []string{"0.dat", "0.idx"}, slices.Collect(maps.Keys(got)), "partition %d: kfake wrote into the prepared files, no others", p)
 		if got["0.dat"] > 0 {
 			written++
 			require.Positive(t, got["0.idx"], "partition %d's index entry", p)
@@ -90,13 +91,4 @@ func TestPrepareSegmentsAreTheFilesKfakeWrites(t *testing.T) {
 		}
 	}
 	require.Len(t, seen, n, "every record read back after the restart")
-}
-
-func keys(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
