@@ -49,7 +49,7 @@ pkg/jsonstr/jsonstr.go|html[c] = plain[c] && c != '<' && c != '>' && c != '&'|ht
 services/orchestrator/orchsvc/runcache.go|		if !ok { // never changed since the run began|		if !ok && false { // never changed since the run began|services/orchestrator|./orchsvc|^TestStartWritesOnlyTheRecordsItChanged$
 services/orchestrator/orchsvc/effects.go|	if stale := disarmed(r, g.write.Ended, ended); len(stale) > 0 {|	if stale := disarmed(r, g.write.Ended, ended); false {|services/orchestrator|./orchsvc|^TestEndedAttemptsDisarmTheirTimers$
 services/orchestrator/orchsvc/timers.go|		if err != nil \|\| !full \|\| time.Since(start) >= s.cfg.TimerPoll {|		if true {|services/orchestrator|./orchsvc|^TestTimerPollDrainsABurst$
-pkg/devinfra/devbroker/segments.go|			_ = createSegments(dataDir, t.Topic, n)|			_ = n|pkg|./devinfra/devbroker|^TestPrepareSegmentsAreTheFilesKfakeWrites$
+pkg/devinfra/devbroker/segments.go|			createSegments(dataDir, t.Topic, n)|			_ = n|pkg|./devinfra/devbroker|^TestPrepareSegmentsAreTheFilesKfakeWrites$
 pkg/eventbus/producer.go|	if len(offsets) > 0 {|	if false && len(offsets) > 0 {|pkg|./eventbus|^TestPrepareLeavesPublishNothingToLookUp$
 LIST
 )

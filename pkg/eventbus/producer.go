@@ -127,13 +127,14 @@ func (p *Producer) Prepare(ctx context.Context, topics ...string) error {
 	// out on; the layouts hold what route needs.
 	offsets := map[string][]kafka.OffsetRequest{}
 	for _, t := range topics {
-		tl, err := p.layout(ctx, p.cfg.topic(t))
+		name := p.cfg.topic(t)
+		tl, err := p.layout(ctx, name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("prepare topic=%s: %w", t, err))
 			continue
 		}
 		for _, id := range tl.ids {
-			offsets[p.cfg.topic(t)] = append(offsets[p.cfg.topic(t)], kafka.LastOffsetOf(id))
+			offsets[name] = append(offsets[name], kafka.LastOffsetOf(id))
 		}
 	}
 	if len(offsets) > 0 {
