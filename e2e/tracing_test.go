@@ -48,11 +48,14 @@ func TestTracingOneRunIsOneTrace(t *testing.T) {
 
 	nodes := []string{"A", "B", "C", "D"}
 	var spans []otlpsink.Span
-	handled := sink.Wait(30*time.Second, func(all []otlpsink.Span) bool {
+	// Each service exports on its own timer, so a span can arrive before
+	// its parent from another process: wait for the results' handling and
+	// for every parent (the assertions below then say which is missing).
+	sink.Wait(30*time.Second, func(all []otlpsink.Span) bool {
 		spans = ofRun(all, id)
-		return handledResults(spans, nodes) == len(nodes)
+		return handledResults(spans, nodes) == len(nodes) && orphans(sink.Trace(callerTrace), callerSpan) == 0
 	})
-	require.True(t, handled, "the results of %v were not all handled in the trace; spans of the run:\n%s", nodes, describe(spans))
+	require.Equal(t, len(nodes), handledResults(spans, nodes), "the results of %v were not all handled in the trace; spans of the run:\n%s", nodes, describe(spans))
 	spans = sink.Trace(callerTrace)
 	byID := map[string]otlpsink.Span{}
 	for _, sp := range spans {
@@ -180,6 +183,21 @@ func handledResults(spans []otlpsink.Span, nodes []string) int {
 			}) {
 				n++
 			}
+		}
+	}
+	return n
+}
+
+// orphans counts the spans whose parent is neither root nor among spans.
+func orphans(spans []otlpsink.Span, root string) int {
+	ids := map[string]bool{root: true}
+	for _, sp := range spans {
+		ids[sp.SpanID] = true
+	}
+	n := 0
+	for _, sp := range spans {
+		if !ids[sp.ParentID] {
+			n++
 		}
 	}
 	return n
