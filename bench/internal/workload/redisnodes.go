@@ -21,3 +21,12 @@ func forEachMaster(ctx context.Context, rdb redis.UniversalClient, fn func(ctx c
 	}
 	return fmt.Errorf("redis client %T: neither a single-node nor a cluster client", rdb)
 }
+
+// forEachServer is forEachMaster over every server: a cluster's replicas
+// too (they keep an AOF of their own).
+func forEachServer(ctx context.Context, rdb redis.UniversalClient, fn func(ctx context.Context, node *redis.Client) error) error {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return c.ForEachShard(ctx, fn)
+	}
+	return forEachMaster(ctx, rdb, fn)
+}

@@ -83,7 +83,8 @@ var devNote = fmt.Sprintf("Setup dev: the product as a user runs it — one fres
 	stack.DevWorkers, stack.DevConcurrency, stack.DevStopGrace)
 
 // RunAll runs the entries selected by only (comma-separated names; empty =
-// all; the floor always runs) and hands each line to emit. A failed
+// all; the floor always runs), each once the bench's Redis is not saving
+// in the background (waitQuiet), and hands each line to emit. A failed
 // workload yields a line with its error, and RunAll goes on; it returns an
 // error naming the failed workloads.
 func RunAll(ctx context.Context, e *Env, entries []Entry, only string, emit func(Line)) error {
@@ -94,6 +95,11 @@ func RunAll(ctx context.Context, e *Env, entries []Entry, only string, emit func
 		}
 		if e.Setup == stack.SetupCluster && only == "" && strings.HasPrefix(en.Name, devPrefix) {
 			continue // the dev setup brings its own broker and Redis: name it to run it here
+		}
+		if waited, err := waitQuiet(ctx, e.Redis); err != nil {
+			e.Log.Warn("redis still saving at the workload's start", "name", en.Name, "waited", waited.Round(time.Millisecond), "err", err)
+		} else if waited > 100*time.Millisecond {
+			e.Log.Info("waited for redis's background save", "name", en.Name, "waited", waited.Round(time.Millisecond))
 		}
 		t0 := time.Now()
 		e.Log.Info("workload start", "name", en.Name)
