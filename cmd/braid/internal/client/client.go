@@ -50,18 +50,24 @@ func New(opts Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("api url %q: want http://host:port or https://host:port", opts.BaseURL)
 	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: dialTimeout}).DialContext,
-		TLSHandshakeTimeout:   dialTimeout,
-		ResponseHeaderTimeout: cmp.Or(opts.HeaderTimeout, DefaultHeaderTimeout),
-		MaxIdleConnsPerHost:   4,
+	// Two transports: a plain request is bounded as a whole by Timeout
+	// (a GET /runs/{id}?wait= answers only when the run ends, so its
+	// headers may take most of that), a stream has no end to bound, so
+	// only its headers are.
+	transport := func(headerTimeout time.Duration) *http.Transport {
+		return &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: dialTimeout}).DialContext,
+			TLSHandshakeTimeout:   dialTimeout,
+			ResponseHeaderTimeout: headerTimeout,
+			MaxIdleConnsPerHost:   4,
+		}
 	}
 	return &Client{
 		base:   u,
 		key:    opts.APIKey,
-		plain:  &http.Client{Transport: tr, Timeout: cmp.Or(opts.Timeout, DefaultTimeout)},
-		stream: &http.Client{Transport: tr},
+		plain:  &http.Client{Transport: transport(0), Timeout: cmp.Or(opts.Timeout, DefaultTimeout)},
+		stream: &http.Client{Transport: transport(cmp.Or(opts.HeaderTimeout, DefaultHeaderTimeout))},
 	}, nil
 }
 

@@ -155,3 +155,26 @@ func TestTimeoutBoundsRequests(t *testing.T) {
 	var p *Problem
 	require.False(t, errors.As(err, &p))
 }
+
+// TestWaitOutlastsTheStreamHeaderTimeout: a GET /runs/{id}?wait= whose
+// answer comes after the streams' header timeout (the run ended later)
+// is bounded by the request timeout only.
+func TestWaitOutlastsTheStreamHeaderTimeout(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond) // the run ends
+		jsonReply(http.StatusOK, `{"run_id":"r","status":"succeeded"}`)(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Options{BaseURL: srv.URL, Timeout: 5 * time.Second, HeaderTimeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	run, _, err := c.WaitRun(context.Background(), "r", time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", run.Status)
+
+	// A stream's headers are still bounded by HeaderTimeout.
+	start := time.Now()
+	err = c.FollowLogs(context.Background(), "r", "A", 0, func(LogLine) error { return nil })
+	require.Error(t, err)
+	require.Less(t, time.Since(start), 250*time.Millisecond, "the stream waited past its header timeout: %v", err)
+}
