@@ -87,6 +87,7 @@ func TestUIRegisterTriggerWatch(t *testing.T) {
 	b.WaitText(t, "#node-attempt", "Attempt 1 of 1", uiWait)
 	b.WaitText(t, "#node-timing", "Queued ", uiWait)
 	b.WaitText(t, "#node-timing", " before it started, ran ", uiWait)
+	b.WaitText(t, "#node-worker", "-worker-", uiWait)
 	b.WaitText(t, "#node-logs", "D", uiWait)
 	b.Run(t, chromedp.Click(".show-output", chromedp.ByQuery))
 	b.WaitText(t, "#node-output", `"stdout": "D\n"`, uiWait)
@@ -224,7 +225,9 @@ func TestUILoadExamplesAndFanOut(t *testing.T) {
 	b.WaitText(t, `g.node[data-node="shard"] text.sub`, "3/3", uiWait)
 	b.Run(t, chromedp.Click(`g.node[data-node="greet"]`, chromedp.ByQuery))
 	b.WaitText(t, "#node-instances", "4 instances: 4 succeeded", uiWait)
-	waitCount(t, b, "#node-instances tr", 4)
+	waitCount(t, b, "#node-instances tbody tr", 4)
+	b.WaitText(t, "#node-instances thead", "Wait", uiWait)
+	require.Zero(t, count(t, b, "#node-worker"), "a fan-out node names no worker of its own: its instances do")
 	b.Screenshot(t, "fan-out")
 }
 

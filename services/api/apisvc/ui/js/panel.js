@@ -34,7 +34,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
         h("dt", "Queued"), h("dd", fmtTime(n.queued_at)),
         h("dt", "Started"), h("dd", fmtTime(n.started_at)),
         h("dt", "Time"), h("dd#node-timing", timing(n)),
-        h("dt", "Worker"), h("dd.mono", n.worker || ""),
+        n.worker ? [h("dt", "Worker"), h("dd.mono#node-worker", n.worker)] : null,
         n.attempt ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:0:${n.attempt}`)] : null,
         n.waiting_reason ? [h("dt", "Waiting"), h("dd#node-waiting", n.waiting_reason)] : null,
         n.retry_at ? [h("dt", "Retry at"), h("dd", fmtTime(n.retry_at))] : null),
@@ -68,8 +68,9 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     const t = await get(base + q({ limit: 20, cursor }));
     const page = t.instance_page || { items: [] };
     clear(inst, h("p", `${c.total} instances: ${c.succeeded} succeeded, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`),
-      h("table.grid.small", h("tbody", page.items.map((i) => h("tr", h("td", `#${i.instance}`), h("td", badge(i.state)),
-        h("td", { title: "queue wait" }, fmtDuration(i.queue_wait_ms)), h("td", { title: "run time" }, fmtDuration(i.duration_ms)), h("td.mono", i.worker || ""))))),
+      h("table.grid.small", h("thead", h("tr.head", ["#", "State", "Wait", "Ran", "Worker"].map((t) => h("th", t)))),
+        h("tbody", page.items.map((i) => h("tr", h("td", `#${i.instance}`), h("td", badge(i.state)),
+        h("td", { title: "queue wait: queued until a worker started it" }, fmtDuration(i.queue_wait_ms)), h("td", { title: "run time" }, fmtDuration(i.duration_ms)), h("td.mono", i.worker || ""))))),
       page.next_cursor ? button("More…", () => instances(n, page.next_cursor), "small") : null);
   }
 
