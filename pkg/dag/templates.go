@@ -136,7 +136,11 @@ func (c *checker) checkRoot(i int, path func() string, root string, f field, far
 	p, ok := c.index[root]
 	switch {
 	case !ok:
-		c.probs.add(path(), "template references unknown node %q", root)
+		if near := c.nearestRoot(root); near != "" {
+			c.probs.add(path(), "template references unknown node %q; did you mean %q?", root, near)
+		} else {
+			c.probs.add(path(), "template references unknown node %q", root)
+		}
 	case p == i:
 		c.probs.add(path(), "template references node %q itself", root)
 	case c.isParent[p] != i+1:
@@ -245,4 +249,70 @@ func (w *walker) walk(v any, fn func(s string)) {
 			w.segs = w.segs[:len(w.segs)-1]
 		}
 	}
+}
+
+// nearestRoot is the template root (a node id, or input, run, secret,
+// item, index, count) that root most likely misspells: at most two edits
+// away and closer than any other, or "" when none is.
+func (c *checker) nearestRoot(root string) string {
+	if near, ok := c.near[root]; ok {
+		return near
+	}
+	if c.near == nil {
+		c.near = map[string]string{}
+	}
+	if len(c.near) >= maxSuggested || len(root) > 64 {
+		return "" // a definition full of unknown roots: no more suggestions than a reader needs
+	}
+	best, bestD, tie := "", 3, false
+	try := func(cand string) {
+		if len(cand)-len(root) > 2 || len(root)-len(cand) > 2 {
+			return
+		}
+		d := editDistance(root, cand)
+		if d > len(cand)/2 {
+			return // "x" is one edit from "run" too, but no misspelling of it
+		}
+		switch {
+		case d < bestD:
+			best, bestD, tie = cand, d, false
+		case d == bestD && cand != best:
+			tie = true
+		}
+	}
+	for _, r := range []string{RootInput, RootRun, RootSecret, RootItem, RootIndex, RootCount} {
+		try(r)
+	}
+	for _, n := range c.d.Nodes {
+		try(n.ID)
+	}
+	if tie {
+		best = ""
+	}
+	c.near[root] = best
+	return best
+}
+
+// maxSuggested bounds how many unknown roots nearestRoot looks at.
+const maxSuggested = 32
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -28,6 +28,7 @@ type checker struct {
 	refs     [][]string
 	isParent []int // isParent[p] == i+1 while checking node i's templates and p is its parent
 	when     []*vm.Program
+	near     map[string]string // nearestRoot's answers, per unknown root
 }
 
 // check runs every validation. Graph-wide checks run only when the node count is within limits.

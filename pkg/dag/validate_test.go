@@ -261,3 +261,23 @@ func TestDeeplyNestedConfig(t *testing.T) {
 	require.Equal(t, "$.nodes[0].config"+strings.Repeat(".a[0]", 1000), problems[0].Path)
 	require.Equal(t, `template references unknown node "ghost"`, problems[0].Message)
 }
+
+func TestUnknownRootSuggestsTheNearest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ ref, want string }{
+		{"inputs.who", `template references unknown node "inputs"; did you mean "input"?`},
+		{"fetch_user.id", `template references unknown node "fetch_user"; did you mean "fetch_users"?`},
+		{"secrets.TOKEN", `template references unknown node "secrets"; did you mean "secret"?`},
+		{"x", `template references unknown node "x"`},         // too short to be a misspelling of anything
+		{"ghost", `template references unknown node "ghost"`}, // nothing near
+		{"itemz", `template references unknown node "itemz"`}, // "item" and "items" tie
+	} {
+		def := wf(`{"id": "fetch_users", "handler": "noop"}, {"id": "items", "handler": "noop"},
+			{"id": "a", "handler": "noop", "depends_on": ["fetch_users", "items"], "config": {"v": "<< ` + tc.ref + ` >>"}}`)
+		_, err := Parse([]byte(def))
+		var ve *ValidationError
+		require.ErrorAs(t, err, &ve, tc.ref)
+		require.Len(t, ve.Problems, 1, tc.ref)
+		require.Equal(t, tc.want, ve.Problems[0].Message, tc.ref)
+	}
+}
