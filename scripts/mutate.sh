@@ -31,8 +31,11 @@ pkg/statestore/run.go| or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then ret
 services/orchestrator/orchsvc/effects.go|Fence: g.o.fence, Lock: g.o.lock,|Fence: g.o.fence,|services/orchestrator|./orchsvc|Optimistic
 services/orchestrator/core/result.go|if n.Attempt != e.Attempt \|\| !n.State.InFlight() {|if !n.State.InFlight() {|services/orchestrator|./core|.
 services/orchestrator/core/fanout_instance.go|if rec == nil \|\| rec.Attempt != e.Attempt \|\| !rec.State.InFlight() {|if rec == nil \|\| !rec.State.InFlight() {|services/orchestrator|./core|.
-services/orchestrator/core/result.go|n.Attempt < node.Retry.Attempts()|n.Attempt <= node.Retry.Attempts()|services/orchestrator|./core|.
-services/orchestrator/core/fanout_instance.go|rec.Attempt < node.Retry.Attempts()|rec.Attempt <= node.Retry.Attempts()|services/orchestrator|./core|.
+services/orchestrator/core/result.go|n.Attempt < n.MaxAttempt(node.Retry.Attempts())|n.Attempt <= n.MaxAttempt(node.Retry.Attempts())|services/orchestrator|./core|.
+services/orchestrator/core/fanout_instance.go|rec.Attempt < rec.MaxAttempt(node.Retry.Attempts())|rec.Attempt <= rec.MaxAttempt(node.Retry.Attempts())|services/orchestrator|./core|.
+services/orchestrator/core/control.go|Attempt: n.Attempt, AttemptBase: n.Attempt,|Attempt: n.Attempt,|services/orchestrator|./core|^TestRetryControlStartsAFreshAttemptBudget$
+services/api/apisvc/runs_get.go|MaxAttempts: rec.MaxAttempt(n.Retry.Attempts()),|MaxAttempts: n.Retry.Attempts(),|services/api|./apisvc|^TestMaxAttemptsCountsOnAfterAReset$
+services/orchestrator/core/fanout_control.go|rec.Error, rec.Reason, rec.FinishedAt, rec.AttemptBase = "", "", 0, rec.Attempt|rec.Error, rec.Reason, rec.FinishedAt = "", "", 0|services/orchestrator|./core|^TestFanOutInstanceFailure$
 services/orchestrator/core/ready.go|done := r.Nodes[i].ParentsLeft == 0|done := r.Nodes[i].ParentsLeft <= 1|services/orchestrator|./core|.
 services/orchestrator/core/ready.go|		if c.succeeded > 0 {|		if c.succeeded >= 0 {|services/orchestrator|./core|.
 services/orchestrator/core/control.go|	r.stopAll(records.NodeCancelled, reason, e.Now, eff)||services/orchestrator|./core|.

@@ -70,7 +70,10 @@ type NodeFields struct {
 	RetryAt Time `json:"retry_at,omitzero"`
 	// WaitingReason says why a node that is not running waits.
 	WaitingReason string `json:"waiting_reason,omitempty"`
-	// MaxAttempts is what the node's retry policy allows (0 when unknown).
+	// MaxAttempts is the highest attempt number the current try may reach:
+	// what the node's retry policy allows, counted on from the attempts
+	// made before a retry or rerun of the run last reset the node (so
+	// attempt 3 of 4 after one reset of a node allowing 2); 0 when unknown.
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	// Lost counts losses of the current attempt with its worker.
 	Lost int `json:"lost,omitempty"`

@@ -42,6 +42,12 @@ type NodeRecord struct {
 	// Lost counts how often the current attempt was lost with its worker
 	// (killed, gone, claim lapsed) and dispatched again unchanged.
 	Lost int `json:"l,omitempty"`
+	// AttemptBase is Attempt when a retry or rerun of the run last reset
+	// this node instance: the attempts before it, so the reset starts a
+	// fresh budget of its policy's max_attempts (attempts AttemptBase+1 up
+	// to AttemptBase+max_attempts) while attempt numbers, and with them the
+	// idempotency keys, keep counting up.
+	AttemptBase int `json:"ab,omitempty"`
 	// Past are the earlier runs of this node instance that ended without
 	// being the record's current attempt: failed attempts that were
 	// retried, attempts lost with their worker or handed back, and what a
@@ -74,6 +80,10 @@ type FanOutCounts struct {
 	Failed    int `json:"nf,omitempty"`
 	Cancelled int `json:"nc,omitempty"`
 }
+
+// MaxAttempt is the highest attempt number the current try may reach:
+// AttemptBase plus what the retry policy allows (attempts).
+func (r NodeRecord) MaxAttempt(attempts int) int { return r.AttemptBase + attempts }
 
 // Done returns how many instances are terminal.
 func (c FanOutCounts) Done() int { return c.Succeeded + c.Failed + c.Cancelled }

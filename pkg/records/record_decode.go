@@ -102,6 +102,8 @@ func (d *fastDecoder) field(r *NodeRecord, key []byte) (uint32, bool) {
 		return 1 << 20, d.int(&r.Failed)
 	case "nc":
 		return 1 << 21, d.int(&r.Cancelled)
+	case "ab":
+		return 1 << 22, d.int(&r.AttemptBase)
 	}
 	return 0, false
 }

@@ -39,6 +39,7 @@ func (r *NodeRecord) appendRecord(b []byte) []byte {
 	b = appendIntField(b, `,"d":`, r.Deadline)
 	b = appendIntField(b, `,"wk":`, r.WakeAt)
 	b = appendIntField(b, `,"l":`, int64(r.Lost))
+	b = appendIntField(b, `,"ab":`, int64(r.AttemptBase))
 	b = appendPast(b, r.Past)
 	b = r.FanOutCounts.appendFields(b)
 	return append(b, '}')
@@ -124,7 +125,7 @@ func (r *NodeRecord) sizeHint() int {
 	n := len(`{"s":""}`) + len(r.State) + stringsLen(r.Worker, r.Error, r.Reason) +
 		trueMemberLen*trueCount(r.UpstreamFailed, r.WhenSkipped, r.FanOut)
 	n += intsLen(int64(r.Attempt), int64(r.ParentsLeft), r.QueuedAt, r.StartedAt,
-		r.FinishedAt, r.RetryAt, r.Deadline, r.WakeAt, int64(r.Lost),
+		r.FinishedAt, r.RetryAt, r.Deadline, r.WakeAt, int64(r.Lost), int64(r.AttemptBase),
 		int64(r.Count), int64(r.Next), int64(r.Active), int64(r.Succeeded), int64(r.Failed), int64(r.Cancelled))
 	if len(r.Past) > 0 {
 		n += len(`,"h":[]`)

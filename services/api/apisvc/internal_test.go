@@ -162,3 +162,16 @@ func TestKeyringMatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, -1, empty.match("k1"))
 }
+
+// TestMaxAttemptsCountsOnAfterAReset: after a retry of the run reset a
+// node allowing 2 attempts that had made 2, its third attempt reads
+// "3 of 4" — not "3 of 2".
+func TestMaxAttemptsCountsOnAfterAReset(t *testing.T) {
+	t.Parallel()
+	n := dag.Node{ID: "a", Handler: "shell", Retry: &dag.RetryPolicy{MaxAttempts: 2}}
+	first := viewNode(n, records.NodeRecord{State: records.NodeRunning, Attempt: 2}, time.UnixMilli(0))
+	require.Equal(t, 2, first.MaxAttempts)
+	again := viewNode(n, records.NodeRecord{State: records.NodeRunning, Attempt: 3, AttemptBase: 2}, time.UnixMilli(0))
+	require.Equal(t, 3, again.Attempt)
+	require.Equal(t, 4, again.MaxAttempts)
+}

@@ -62,7 +62,7 @@ func viewNode(n dag.Node, rec records.NodeRecord, now time.Time) apiwire.NodeFie
 	}
 	wait, run := attemptTiming(rec, n.Handler == dag.HandlerWait || n.Handler == dag.HandlerApproval, now.UnixMilli())
 	return apiwire.NodeFields{
-		Handler: n.Handler, State: string(rec.State), Attempt: rec.Attempt, MaxAttempts: n.Retry.Attempts(),
+		Handler: n.Handler, State: string(rec.State), Attempt: rec.Attempt, MaxAttempts: rec.MaxAttempt(n.Retry.Attempts()),
 		QueuedAt: apiwire.UnixMilli(rec.QueuedAt), StartedAt: apiwire.UnixMilli(rec.StartedAt), FinishedAt: apiwire.UnixMilli(finished),
 		QueueWaitMs: wait, DurationMs: run, Worker: rec.Worker, Error: rec.Error, Reason: rec.Reason,
 		RetryAt: apiwire.UnixMilli(rec.RetryAt), Lost: rec.Lost, PastAttempts: viewPast(rec.Past),

@@ -119,7 +119,7 @@ func (r *Run) reset(nodes []int, keepInstances map[int]bool, why string, e Contr
 		if n.State != records.NodePending {
 			n.EndRun(records.OutcomeReset, n.Error, now)
 		}
-		*n = records.NodeRecord{State: n.State, Attempt: n.Attempt, Past: n.Past, FanOutCounts: fc}
+		*n = records.NodeRecord{State: n.State, Attempt: n.Attempt, AttemptBase: n.Attempt, Past: n.Past, FanOutCounts: fc}
 		r.transition(i, records.NodePending, why, now, eff)
 		if r.Outputs[i] != nil {
 			r.Outputs[i] = nil

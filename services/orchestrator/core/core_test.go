@@ -228,6 +228,38 @@ func TestRetryControlRerunsOnlyFailedAndSkipped(t *testing.T) {
 	require.Equal(t, records.RunSucceeded, r.Status)
 }
 
+// TestRetryControlStartsAFreshAttemptBudget: a retry of the run gives a
+// node whose retries ran out its policy's attempts again (as Airflow's
+// clear and Argo's retry do), numbered on from the last: attempts 3 and 4
+// of a node with max_attempts 2, the idempotency keys never reused.
+func TestRetryControlStartsAFreshAttemptBudget(t *testing.T) {
+	t.Parallel()
+	a := node("A")
+	a.Retry = &dag.RetryPolicy{MaxAttempts: 2, InitialInterval: dag.Duration(time.Second)}
+	r, _ := newTestRun(t, a)
+	retryDue := func() *Effects {
+		eff := &Effects{}
+		r.Apply(Timer{Now: r.Nodes[0].RetryAt, Kind: TimerRetry, Node: "A", Attempt: r.Nodes[0].Attempt}, eff)
+		return eff
+	}
+	failNode(r, "A", false)
+	require.Equal(t, 2, retryDue().Dispatches[0].Attempt)
+	failNode(r, "A", false)
+	require.Equal(t, records.RunFailed, r.Status)
+	require.Equal(t, 2, r.Nodes[0].MaxAttempt(a.Retry.Attempts()))
+
+	eff := &Effects{}
+	r.Apply(Control{Now: 5000, Action: ControlRetry}, eff)
+	require.Equal(t, 3, eff.Dispatches[0].Attempt)
+	require.Equal(t, 4, r.Nodes[0].MaxAttempt(a.Retry.Attempts()), "the retry's budget: attempts 3 and 4")
+	failNode(r, "A", false)
+	require.Equal(t, records.NodeRetryWait, state(r, "A"), "attempt 3 of 4 failed: retried")
+	require.Equal(t, 4, retryDue().Dispatches[0].Attempt)
+	failNode(r, "A", false)
+	require.Equal(t, records.NodeFailed, state(r, "A"), "attempt 4 of 4 failed: no more")
+	require.Equal(t, records.RunFailed, r.Status)
+}
+
 // TestRetryWithoutSlotWaitsForAdmit: a retry the shell found no workflow
 // concurrency slot for reopens the run held — nodes reset, nothing
 // dispatched, status pending — and Admit then starts exactly the reset

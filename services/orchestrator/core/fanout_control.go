@@ -53,7 +53,7 @@ func (r *Run) resetFan(i int, keep bool, now int64, eff *Effects) records.FanOut
 	for _, idx := range slices.Sorted(maps.Keys(f.insts)) {
 		rec := f.insts[idx]
 		if rec.State == records.NodeFailed || rec.State == records.NodeCancelled {
-			rec.Error, rec.Reason, rec.FinishedAt = "", "", 0
+			rec.Error, rec.Reason, rec.FinishedAt, rec.AttemptBase = "", "", 0, rec.Attempt
 			r.instTransition(i, idx, records.NodePending, "retry", now, eff)
 			f.retry = append(f.retry, idx)
 		}

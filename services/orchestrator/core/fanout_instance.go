@@ -177,7 +177,7 @@ func (r *Run) instanceAttemptFailed(i, idx int, msg string, permanent bool, now 
 	node := r.Plan.Graph.Def.Nodes[i]
 	rec.Error, rec.Deadline = msg, 0
 	eff.History = append(eff.History, fmt.Sprintf("node %s instance %d attempt %d failed: %s", node.ID, idx, rec.Attempt, msg))
-	if !permanent && rec.Attempt < node.Retry.Attempts() && r.Status == records.RunRunning {
+	if !permanent && rec.Attempt < rec.MaxAttempt(node.Retry.Attempts()) && r.Status == records.RunRunning {
 		rec.EndRun(records.OutcomeFailed, msg, now)
 		delay := node.Retry.Delay(rec.Attempt, jitter(r.ID, node.ID+"#"+strconv.Itoa(idx), rec.Attempt))
 		rec.RetryAt = now + delay.Milliseconds()

@@ -173,6 +173,12 @@ func TestFanOutInstanceFailure(t *testing.T) {
 	r.Apply(Control{Now: 5000, Action: ControlRetry}, eff)
 	require.Equal(t, []int{1}, instances(eff))
 	require.Equal(t, 3, eff.Dispatches[0].Attempt)
+	// The retry gives the instance its policy's attempts again: 3 fails, 4 runs.
+	eff = instResult(r, "f", 1, ResultFailed, ``)
+	require.Equal(t, TimerArm{Kind: TimerRetry, Node: "f", Instance: 1, Attempt: 3, At: retryAt(r, "f", 1)}, eff.Timers[0])
+	eff = &Effects{}
+	r.Apply(Timer{Now: retryAt(r, "f", 1), Kind: TimerRetry, Node: "f", Instance: 1, Attempt: 3}, eff)
+	require.Equal(t, 4, eff.Dispatches[0].Attempt)
 	eff = instResult(r, "f", 1, ResultSucceeded, `1`)
 	require.Equal(t, records.NodeSucceeded, state(r, "f"))
 	require.JSONEq(t, `[0,1,2]`, string(r.Outputs[r.Index("f")]))

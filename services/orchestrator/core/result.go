@@ -65,7 +65,7 @@ func (r *Run) attemptFailed(i int, msg string, permanent bool, now int64, eff *E
 	node := r.Plan.Graph.Def.Nodes[i]
 	n.Error, n.Deadline = msg, 0
 	eff.History = append(eff.History, fmt.Sprintf("node %s attempt %d failed: %s", node.ID, n.Attempt, msg))
-	if !permanent && n.Attempt < node.Retry.Attempts() && r.Status == records.RunRunning {
+	if !permanent && n.Attempt < n.MaxAttempt(node.Retry.Attempts()) && r.Status == records.RunRunning {
 		n.EndRun(records.OutcomeFailed, msg, now)
 		delay := node.Retry.Delay(n.Attempt, jitter(r.ID, node.ID, n.Attempt))
 		n.RetryAt = now + delay.Milliseconds()
