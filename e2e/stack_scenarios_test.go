@@ -260,5 +260,7 @@ func TestStackRetryFailedRun(t *testing.T) {
 	r = c.waitRun(id, runTimeout, "succeeded after retry", func(r apiRun) bool { return r.Status == "succeeded" })
 	require.Equal(t, "succeeded", r.node(t, "gate").State)
 	require.Greater(t, r.node(t, "gate").Attempt, 1, "the retried node runs a new attempt")
+	require.Equal(t, r.node(t, "gate").Attempt, r.node(t, "gate").MaxAttempts,
+		"the retry gave the node (no retry policy) one attempt of its own, numbered on: attempt 2 of 2")
 	require.Equal(t, firstAttempt, r.node(t, "first").Attempt, "succeeded nodes are kept, not re-run")
 }
