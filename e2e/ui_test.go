@@ -215,6 +215,8 @@ func TestUILoadExamplesAndFanOut(t *testing.T) {
 		b.WaitText(t, "#examples-result", "✓ "+wf+" v", uiWait)
 	}
 	require.Zero(t, count(t, b, "#examples-result li.error"))
+	// The dashboard's workflow list shows them once they are registered.
+	b.Run(t, chromedp.WaitVisible(`tr[data-workflow="order-processing"]`, chromedp.ByQuery))
 	b.Screenshot(t, "examples")
 
 	c := s.client(t)
