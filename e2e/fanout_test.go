@@ -42,7 +42,7 @@ func TestFanOutForeachRespectsConcurrency(t *testing.T) {
 		require.Equal(t, struct{ I, Item, Of int }{k, 1000 + k, 1000}, o, "output[%d]", k)
 	}
 	rec := nodeRecord(t, st, "each")
-	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 1000, Next: 1000, Succeeded: 1000}, rec.FanOutCounts)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 1000, Next: 1000, Succeeded: 1000, InstanceHigh: 1}, rec.FanOutCounts)
 
 	fan, err := e.keys.LoadFanOut(context.Background(), e.rdb, id, "each")
 	require.NoError(t, err)
@@ -121,7 +121,7 @@ func TestFanOutInstanceFailureFollowsTriggerRules(t *testing.T) {
 	require.Equal(t, string(records.RunFailed), st.Fields[records.FieldStatus])
 	check := nodeRecord(t, st, "check")
 	require.Equal(t, records.NodeFailed, check.State)
-	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 3, Next: 3, Succeeded: 2, Failed: 1}, check.FanOutCounts)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 3, Next: 3, Succeeded: 2, Failed: 1, InstanceHigh: 2}, check.FanOutCounts)
 	require.True(t, strings.HasPrefix(check.Error, "1 of 3 instances failed (0 cancelled); first: instance 1: "), check.Error)
 	require.Equal(t, records.NodeSkipped, nodeRecord(t, st, "publish").State)
 	require.Equal(t, records.NodeSucceeded, nodeRecord(t, st, "cleanup").State)

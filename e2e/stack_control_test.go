@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -58,4 +59,48 @@ func TestStackPauseResume(t *testing.T) {
 	done := c.waitDone(id, runTimeout)
 	require.Equal(t, "succeeded", done.Status, done.Error)
 	require.Equal(t, "succeeded", done.node(t, "next").State)
+}
+
+// TestStackRerunFromFanOutKeepsKeysUnique re-runs a fan-out node, whose
+// instances all start afresh: each instance's attempt is numbered on from
+// the launch before, so the idempotency key a task gets (and the http
+// handler sends) is a new one — a service deduplicating on it runs the
+// rerun's calls instead of answering them from its cache.
+func TestStackRerunFromFanOutKeepsKeysUnique(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register([]byte(`{"name":"` + wfName(t, "rerun-fan") + `","nodes":[
+	  {"id":"list","handler":"noop","config":{"xs":[1,2,3]}},
+	  {"id":"each","handler":"shell","depends_on":["list"],"foreach":"<< list.xs >>",
+	   "config":{"command":"echo \"$BRAID_IDEMPOTENCY_KEY\"","output":"text"}}]}`))
+	id := c.start(name, `{}`)
+	require.Equal(t, "succeeded", c.waitDone(id, runTimeout).Status)
+	keys := func() []string {
+		var task struct {
+			Output []struct {
+				Result string `json:"result"`
+			} `json:"output"`
+		}
+		c.call(http.MethodGet, "/runs/"+url.PathEscape(id)+"/tasks/each", nil, http.StatusOK, &task)
+		require.Len(t, task.Output, 3)
+		var out []string
+		for _, o := range task.Output {
+			out = append(out, o.Result)
+		}
+		return out
+	}
+	before := keys()
+	for k, key := range before {
+		require.Equal(t, fmt.Sprintf("%s:each:%d:1", id, k), key)
+	}
+
+	c.call(http.MethodPost, "/runs/"+url.PathEscape(id)+"/rerun?from=each", nil, http.StatusAccepted, nil)
+	after := c.waitRun(id, runTimeout, "each re-run", func(r apiRun) bool {
+		return r.Status == "succeeded" && r.node(t, "each").Attempt == 2
+	})
+	require.Equal(t, "succeeded", after.Status)
+	for k, key := range keys() {
+		require.Equal(t, fmt.Sprintf("%s:each:%d:2", id, k), key, "instance %d's rerun is its attempt 2", k)
+	}
 }

@@ -35,6 +35,9 @@ services/orchestrator/core/result.go|n.Attempt < n.MaxAttempt(node.Retry.Attempt
 services/orchestrator/core/fanout_instance.go|rec.Attempt < rec.MaxAttempt(node.Retry.Attempts())|rec.Attempt <= rec.MaxAttempt(node.Retry.Attempts())|services/orchestrator|./core|.
 services/orchestrator/core/control.go|Attempt: n.Attempt, AttemptBase: n.Attempt,|Attempt: n.Attempt,|services/orchestrator|./core|^TestRetryControlStartsAFreshAttemptBudget$
 services/api/apisvc/runs_get.go|MaxAttempts: rec.MaxAttempt(n.Retry.Attempts()),|MaxAttempts: n.Retry.Attempts(),|services/api|./apisvc|^TestMaxAttemptsCountsOnAfterAReset$
+services/orchestrator/core/fanout_control.go|return records.FanOutCounts{InstanceBase: high, InstanceHigh: high}|return records.FanOutCounts{InstanceHigh: high}|services/orchestrator|./core|^TestFanOutInstanceFailure$\|^TestPropertyRandomDAGs$
+services/orchestrator/core/fanout_instance.go|	n.InstanceHigh = max(n.InstanceHigh, rec.Attempt)|	_ = n.InstanceHigh|services/orchestrator|./core|^TestFanOutInstanceFailure$
+services/orchestrator/core/fanout.go|Count: count, InstanceBase: n.InstanceBase, InstanceHigh: n.InstanceHigh}|Count: count}|services/orchestrator|./core|^TestFanOutInstanceFailure$\|^TestPropertyRandomDAGs$
 services/orchestrator/core/fanout_control.go|rec.Error, rec.Reason, rec.FinishedAt, rec.AttemptBase = "", "", 0, rec.Attempt|rec.Error, rec.Reason, rec.FinishedAt = "", "", 0|services/orchestrator|./core|^TestFanOutInstanceFailure$
 services/orchestrator/core/ready.go|done := r.Nodes[i].ParentsLeft == 0|done := r.Nodes[i].ParentsLeft <= 1|services/orchestrator|./core|.
 services/orchestrator/core/ready.go|		if c.succeeded > 0 {|		if c.succeeded >= 0 {|services/orchestrator|./core|.

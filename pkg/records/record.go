@@ -79,6 +79,14 @@ type FanOutCounts struct {
 	Succeeded int `json:"ns,omitempty"`
 	Failed    int `json:"nf,omitempty"`
 	Cancelled int `json:"nc,omitempty"`
+	// InstanceBase is the attempt number the instances of this launch count
+	// on from, and InstanceHigh the highest instance attempt started in
+	// any launch of the node: a rerun that starts every instance afresh
+	// sets the next launch's InstanceBase to InstanceHigh, so an instance's
+	// attempt numbers (and idempotency keys, log streams, claims) never
+	// repeat one of an earlier launch.
+	InstanceBase int `json:"ib,omitempty"`
+	InstanceHigh int `json:"ih,omitempty"`
 }
 
 // MaxAttempt is the highest attempt number the current try may reach:

@@ -104,6 +104,10 @@ func (d *fastDecoder) field(r *NodeRecord, key []byte) (uint32, bool) {
 		return 1 << 21, d.int(&r.Cancelled)
 	case "ab":
 		return 1 << 22, d.int(&r.AttemptBase)
+	case "ib":
+		return 1 << 23, d.int(&r.InstanceBase)
+	case "ih":
+		return 1 << 24, d.int(&r.InstanceHigh)
 	}
 	return 0, false
 }

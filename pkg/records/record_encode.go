@@ -54,7 +54,9 @@ func (c *FanOutCounts) appendFields(b []byte) []byte {
 	b = appendIntField(b, `,"na":`, int64(c.Active))
 	b = appendIntField(b, `,"ns":`, int64(c.Succeeded))
 	b = appendIntField(b, `,"nf":`, int64(c.Failed))
-	return appendIntField(b, `,"nc":`, int64(c.Cancelled))
+	b = appendIntField(b, `,"nc":`, int64(c.Cancelled))
+	b = appendIntField(b, `,"ib":`, int64(c.InstanceBase))
+	return appendIntField(b, `,"ih":`, int64(c.InstanceHigh))
 }
 
 // appendPast appends the "h" member holding past, omitted when empty.
@@ -126,7 +128,8 @@ func (r *NodeRecord) sizeHint() int {
 		trueMemberLen*trueCount(r.UpstreamFailed, r.WhenSkipped, r.FanOut)
 	n += intsLen(int64(r.Attempt), int64(r.ParentsLeft), r.QueuedAt, r.StartedAt,
 		r.FinishedAt, r.RetryAt, r.Deadline, r.WakeAt, int64(r.Lost), int64(r.AttemptBase),
-		int64(r.Count), int64(r.Next), int64(r.Active), int64(r.Succeeded), int64(r.Failed), int64(r.Cancelled))
+		int64(r.Count), int64(r.Next), int64(r.Active), int64(r.Succeeded), int64(r.Failed), int64(r.Cancelled),
+		int64(r.InstanceBase), int64(r.InstanceHigh))
 	if len(r.Past) > 0 {
 		n += len(`,"h":[]`)
 		for i := range r.Past {

@@ -62,7 +62,7 @@ func (r *Run) startFanOut(i int, now int64, eff *Effects) (terminal bool) {
 		r.fail(i, err.Error(), now, eff)
 		return true
 	}
-	n.FanOutCounts = records.FanOutCounts{FanOut: true, Count: count}
+	n.FanOutCounts = records.FanOutCounts{FanOut: true, Count: count, InstanceBase: n.InstanceBase, InstanceHigh: n.InstanceHigh}
 	if count == 0 {
 		r.Outputs[i] = json.RawMessage("[]")
 		eff.setOutput(i)

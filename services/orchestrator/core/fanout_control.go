@@ -44,11 +44,20 @@ func (r *Run) stopFan(i int, s records.NodeState, reason string, now int64, eff 
 func (r *Run) resetFan(i int, keep bool, now int64, eff *Effects) records.FanOutCounts {
 	f := r.fans[i]
 	if !keep || f == nil || !r.Nodes[i].FanOut {
+		// Every instance starts afresh: the next launch numbers its
+		// attempts on from the highest any instance reached, so no
+		// (instance, attempt) — idempotency key, claim, log — repeats.
+		high := r.Nodes[i].InstanceHigh
+		if f != nil {
+			for _, rec := range f.insts {
+				high = max(high, rec.Attempt)
+			}
+		}
 		delete(r.fans, i)
 		if r.Nodes[i].FanOut {
 			eff.FanOut.reset(i)
 		}
-		return records.FanOutCounts{}
+		return records.FanOutCounts{InstanceBase: high, InstanceHigh: high}
 	}
 	for _, idx := range slices.Sorted(maps.Keys(f.insts)) {
 		rec := f.insts[idx]

@@ -39,13 +39,14 @@ func (r *Run) fanAdvance(i int, now int64, eff *Effects) bool {
 // startInstance queues the next attempt of instance idx of node i. An
 // instance whose config cannot be resolved fails at once, without retries.
 func (r *Run) startInstance(i, idx int, now int64, eff *Effects) {
-	f := r.fans[i]
+	f, n := r.fans[i], &r.Nodes[i]
 	rec := f.insts[idx]
-	if rec == nil {
-		rec = &records.NodeRecord{State: records.NodePending}
+	if rec == nil { // its first attempt in this launch: numbered on from the earlier launches'
+		rec = &records.NodeRecord{State: records.NodePending, Attempt: n.InstanceBase, AttemptBase: n.InstanceBase}
 		f.insts[idx] = rec
 	}
 	rec.Attempt++
+	n.InstanceHigh = max(n.InstanceHigh, rec.Attempt) // written with the node record instTransition touches
 	rec.QueuedAt, rec.StartedAt, rec.FinishedAt, rec.Worker, rec.RetryAt, rec.Deadline, rec.Lost = now, 0, 0, "", 0, 0, 0
 	cfg, err := r.instanceConfig(i, idx)
 	if err != nil {

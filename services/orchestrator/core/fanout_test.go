@@ -136,7 +136,7 @@ func TestFanOutOutputInIndexOrder(t *testing.T) {
 	require.Equal(t, []string{"down"}, dispatched(r, eff))
 	require.JSONEq(t, `{"all":[{"item":"p"},{"item":"q"},{"item":"r"},{"item":"s"}],"third":"r"}`, string(eff.Dispatches[0].Config))
 	c := r.Nodes[r.Index("f")].FanOutCounts
-	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 4, Next: 4, Succeeded: 4}, c)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 4, Next: 4, Succeeded: 4, InstanceHigh: 1}, c)
 }
 
 func TestFanOutInstanceFailure(t *testing.T) {
@@ -192,6 +192,13 @@ func TestFanOutInstanceFailure(t *testing.T) {
 	r.Apply(Control{Now: 6000, Action: ControlRerunFrom, Node: "f"}, eff)
 	require.Equal(t, []int{r.Index("f")}, eff.FanOut.Resets)
 	require.Equal(t, []int{0, 1, 2}, instances(eff))
+	// Every instance starts afresh, numbered on from the highest attempt
+	// of the launch before (instance 1's 4th): no idempotency key repeats.
+	for _, d := range eff.Dispatches {
+		require.Equal(t, 5, d.Attempt, "instance %d", d.Instance)
+		require.Equal(t, IdempotencyKey(r.ID, "f", d.Instance, 5), d.IdempotencyKey)
+	}
+	require.Equal(t, 6, r.fans[r.Index("f")].insts[0].MaxAttempt(2), "attempt 5 of 6: the policy's 2 again")
 }
 
 // retryAt returns when instance idx of node id retries.
@@ -223,7 +230,7 @@ func TestFanOutCancelAndReconcile(t *testing.T) {
 	require.Equal(t, records.RunCancelled, r.Status)
 	f := r.Nodes[i]
 	require.Equal(t, records.NodeCancelled, f.State)
-	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 5, Next: 3, Cancelled: 3}, f.FanOutCounts)
+	require.Equal(t, records.FanOutCounts{FanOut: true, Count: 5, Next: 3, Cancelled: 3, InstanceHigh: 1}, f.FanOutCounts)
 	require.Len(t, eff.FanOut.Instances, 3)
 	for s, rec := range eff.FanOut.Instances {
 		require.Equal(t, records.NodeCancelled, rec.State, "instance %d", s.Instance)

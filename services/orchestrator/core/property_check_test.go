@@ -76,6 +76,13 @@ func (s *sim) checkDispatch(d Dispatch) error {
 			return fmt.Errorf("node %s attempt %d dispatched while attempt %d is in flight", id, d.Attempt, f.Attempt)
 		}
 	}
+	// Attempt numbers never go back for a node instance, across retries and
+	// reruns alike: a lower one would repeat an idempotency key.
+	slot := Slot{Node: d.Node, Instance: d.Instance}
+	if d.Attempt < s.lastAttempt[slot] {
+		return fmt.Errorf("node %s instance %d dispatched as attempt %d after attempt %d: its idempotency key repeats", id, d.Instance, d.Attempt, s.lastAttempt[slot])
+	}
+	s.lastAttempt[slot] = d.Attempt
 	var succ, failed, done int
 	for _, p := range g.Parents[d.Node] {
 		n := s.r.Nodes[p]

@@ -12,8 +12,9 @@ import (
 func (s *sim) mirrorFanOut(f *FanOutEffects) {
 	for _, i := range f.Resets {
 		delete(s.items, i)
-		for slot := range s.instances {
+		for slot, rec := range s.instances {
 			if slot.Node == i {
+				s.genBase[i] = max(s.genBase[i], rec.Attempt)
 				delete(s.instances, slot)
 				delete(s.instOuts, slot)
 				delete(s.instTerm, slot)
@@ -52,8 +53,12 @@ func (s *sim) checkFan(i int) error {
 		}
 		started++
 		tally(&c, rec.State, 1)
-		if limit := s.r.Plan.Graph.Def.Nodes[i].Retry.Attempts(); rec.Attempt-s.instBase[slot] > limit || rec.Lost >= DefaultMaxLost {
-			return fmt.Errorf("node %s instance %d on attempt %d of %d (counting from %d) with %d losses", id, slot.Instance, rec.Attempt, limit, s.instBase[slot], rec.Lost)
+		base, kept := s.instBase[slot]
+		if !kept {
+			base = s.genBase[i]
+		}
+		if limit := s.r.Plan.Graph.Def.Nodes[i].Retry.Attempts(); rec.Attempt-base > limit || rec.Lost >= DefaultMaxLost {
+			return fmt.Errorf("node %s instance %d on attempt %d of %d (counting from %d) with %d losses", id, slot.Instance, rec.Attempt, limit, base, rec.Lost)
 		}
 	}
 	if c.Active != n.Active || c.Succeeded != n.Succeeded || c.Failed != n.Failed || c.Cancelled != n.Cancelled {

@@ -139,6 +139,13 @@ type sim struct {
 	// it; instBase the same for fan-out instances a retry kept.
 	attemptBase []int
 	instBase    map[Slot]int
+	// genBase is, per fan-out node, the highest instance attempt of its
+	// launches before a rerun started every instance afresh: the new
+	// launch's instances count from it. lastAttempt is the highest attempt
+	// dispatched per node instance, which a dispatch may repeat (a lost
+	// attempt sent again) but never go below (its key would repeat).
+	genBase     map[int]int
+	lastAttempt map[Slot]int
 }
 
 func runProperty(seed uint64, stats *fanStats) error {
@@ -158,7 +165,7 @@ func runProperty(seed uint64, stats *fanStats) error {
 	n := len(g.Def.Nodes)
 	s := &sim{rng: rng, r: r, persisted: make([]records.NodeRecord, n), outputs: make([]json.RawMessage, n), terminal: make([]int, n),
 		instances: map[Slot]records.NodeRecord{}, instOuts: map[Slot]json.RawMessage{}, items: map[int][]json.RawMessage{}, instTerm: map[Slot]int{},
-		orphans: map[Slot]int{}, attemptBase: make([]int, n), instBase: map[Slot]int{}}
+		orphans: map[Slot]int{}, attemptBase: make([]int, n), instBase: map[Slot]int{}, genBase: map[int]int{}, lastAttempt: map[Slot]int{}}
 	for i := range s.persisted { // a record never written reads as the initial one (the shell's restore)
 		s.persisted[i] = InitialRecord(p, i)
 	}
