@@ -49,6 +49,27 @@ func TestProblemsArePrintedWithPaths(t *testing.T) {
 		"  $.nodes[0].depends_on[0]: unknown node \"x\"\n", res.stderr)
 }
 
+// TestALoneProblemIsNotPrintedTwice: a problem the detail already spells
+// out (path and message) is not listed again; one it does not is.
+func TestALoneProblemIsNotPrintedTwice(t *testing.T) {
+	t.Parallel()
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"POST /schedules": reply(http.StatusUnprocessableEntity, `{"title":"Invalid schedule","status":422,
+			"detail":"the schedule is invalid: $.cron: cron expression \"61 * * * *\" is invalid",
+			"errors":[{"path":"$.cron","message":"cron expression \"61 * * * *\" is invalid"}]}`),
+		"POST /workflows/w/runs": reply(http.StatusUnprocessableEntity, `{"title":"Invalid input","status":422,
+			"detail":"the input does not fit workflow \"w\" version 1: unknown input \"bogus\"",
+			"errors":[{"path":"$.input.bogus","message":"unknown input \"bogus\""}]}`),
+	})
+	res := braid(t, api.env("k"), "", "schedule", "create", "w", "--cron", "61 * * * *")
+	require.Equal(t, 1, res.code)
+	require.Equal(t, "error: the schedule is invalid: $.cron: cron expression \"61 * * * *\" is invalid\n", res.stderr)
+	res = braid(t, api.env("k"), "", "run", "w", "-i", "bogus=1")
+	require.Equal(t, 1, res.code)
+	require.Equal(t, "error: the input does not fit workflow \"w\" version 1: unknown input \"bogus\"\n"+
+		"  $.input.bogus: unknown input \"bogus\"\n", res.stderr, "the path is news: listed")
+}
+
 func TestAPIKeyResolution(t *testing.T) {
 	t.Parallel()
 	api := newFakeAPI(t, map[string]http.HandlerFunc{"GET /runs": reply(http.StatusOK, `{"items":[]}`)})

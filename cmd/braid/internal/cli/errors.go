@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/braidhq/braid/cmd/braid/internal/client"
 )
@@ -33,7 +34,8 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // report prints err to w as the CLI shows errors and returns the exit code:
-// "error: <detail>" then one "  <path>: <message>" line per problem.
+// "error: <detail>" then one "  <path>: <message>" line per problem the
+// detail does not already spell out (a lone problem often is the detail).
 func report(w io.Writer, err error) int {
 	code := 1
 	var ee *exitError
@@ -46,9 +48,13 @@ func report(w io.Writer, err error) int {
 	}
 	var p *client.Problem
 	if errors.As(err, &p) {
-		fmt.Fprintf(w, "error: %s\n", problemText(p))
+		text := problemText(p)
+		fmt.Fprintf(w, "error: %s\n", text)
 		for _, fe := range p.Errors {
-			fmt.Fprintf(w, "  %s: %s\n", fe.Path, fe.Message)
+			line := fe.Path + ": " + fe.Message
+			if !strings.Contains(text, line) {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
 		}
 		return code
 	}
