@@ -35,6 +35,8 @@ services/orchestrator/core/result.go|n.Attempt < n.MaxAttempt(node.Retry.Attempt
 services/orchestrator/core/fanout_instance.go|rec.Attempt < rec.MaxAttempt(node.Retry.Attempts())|rec.Attempt <= rec.MaxAttempt(node.Retry.Attempts())|services/orchestrator|./core|.
 services/orchestrator/core/control.go|Attempt: n.Attempt, AttemptBase: n.Attempt,|Attempt: n.Attempt,|services/orchestrator|./core|^TestRetryControlStartsAFreshAttemptBudget$
 services/api/apisvc/runs_get.go|MaxAttempts: rec.MaxAttempt(n.Retry.Attempts()),|MaxAttempts: n.Retry.Attempts(),|services/api|./apisvc|^TestMaxAttemptsCountsOnAfterAReset$
+services/orchestrator/core/result.go|node.Retry.Delay(n.Attempt-n.AttemptBase,|node.Retry.Delay(n.Attempt,|services/orchestrator|./core|^TestRetryControlStartsAFreshAttemptBudget$
+services/orchestrator/core/fanout_instance.go|node.Retry.Delay(rec.Attempt-rec.AttemptBase,|node.Retry.Delay(rec.Attempt,|services/orchestrator|./core|^TestFanOutInstanceFailure$
 services/orchestrator/core/fanout_control.go|return records.FanOutCounts{InstanceBase: high, InstanceHigh: high}|return records.FanOutCounts{InstanceHigh: high}|services/orchestrator|./core|^TestFanOutInstanceFailure$\|^TestPropertyRandomDAGs$
 services/orchestrator/core/fanout_instance.go|	n.InstanceHigh = max(n.InstanceHigh, rec.Attempt)|	_ = n.InstanceHigh|services/orchestrator|./core|^TestFanOutInstanceFailure$
 services/orchestrator/core/fanout.go|Count: count, InstanceBase: n.InstanceBase, InstanceHigh: n.InstanceHigh}|Count: count}|services/orchestrator|./core|^TestFanOutInstanceFailure$\|^TestPropertyRandomDAGs$

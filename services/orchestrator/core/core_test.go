@@ -235,7 +235,7 @@ func TestRetryControlRerunsOnlyFailedAndSkipped(t *testing.T) {
 func TestRetryControlStartsAFreshAttemptBudget(t *testing.T) {
 	t.Parallel()
 	a := node("A")
-	a.Retry = &dag.RetryPolicy{MaxAttempts: 2, InitialInterval: dag.Duration(time.Second)}
+	a.Retry = &dag.RetryPolicy{MaxAttempts: 2, InitialInterval: dag.Duration(time.Second), Backoff: dag.BackoffExponential}
 	r, _ := newTestRun(t, a)
 	retryDue := func() *Effects {
 		eff := &Effects{}
@@ -254,6 +254,7 @@ func TestRetryControlStartsAFreshAttemptBudget(t *testing.T) {
 	require.Equal(t, 4, r.Nodes[0].MaxAttempt(a.Retry.Attempts()), "the retry's budget: attempts 3 and 4")
 	failNode(r, "A", false)
 	require.Equal(t, records.NodeRetryWait, state(r, "A"), "attempt 3 of 4 failed: retried")
+	require.Equal(t, int64(2000+1000), r.Nodes[0].RetryAt, "the backoff restarts too: the initial interval, not attempt 3's")
 	require.Equal(t, 4, retryDue().Dispatches[0].Attempt)
 	failNode(r, "A", false)
 	require.Equal(t, records.NodeFailed, state(r, "A"), "attempt 4 of 4 failed: no more")

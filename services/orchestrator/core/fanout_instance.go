@@ -180,7 +180,7 @@ func (r *Run) instanceAttemptFailed(i, idx int, msg string, permanent bool, now 
 	eff.History = append(eff.History, fmt.Sprintf("node %s instance %d attempt %d failed: %s", node.ID, idx, rec.Attempt, msg))
 	if !permanent && rec.Attempt < rec.MaxAttempt(node.Retry.Attempts()) && r.Status == records.RunRunning {
 		rec.EndRun(records.OutcomeFailed, msg, now)
-		delay := node.Retry.Delay(rec.Attempt, jitter(r.ID, node.ID+"#"+strconv.Itoa(idx), rec.Attempt))
+		delay := node.Retry.Delay(rec.Attempt-rec.AttemptBase, jitter(r.ID, node.ID+"#"+strconv.Itoa(idx), rec.Attempt))
 		rec.RetryAt = now + delay.Milliseconds()
 		r.instTransition(i, idx, records.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", rec.Attempt, msg, rec.RetryAt), now, eff)
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerRetry, Node: node.ID, Instance: idx, Attempt: rec.Attempt, At: rec.RetryAt})

@@ -143,7 +143,7 @@ func TestFanOutInstanceFailure(t *testing.T) {
 	t.Parallel()
 	retry := func(n *dag.Node) {
 		foreach("<< a.items >>", 0)(n)
-		n.Retry = &dag.RetryPolicy{MaxAttempts: 2}
+		n.Retry = &dag.RetryPolicy{MaxAttempts: 2, Backoff: dag.BackoffExponential}
 	}
 	done := node("cleanup", "f")
 	done.TriggerRule = dag.TriggerAllDone
@@ -176,6 +176,7 @@ func TestFanOutInstanceFailure(t *testing.T) {
 	// The retry gives the instance its policy's attempts again: 3 fails, 4 runs.
 	eff = instResult(r, "f", 1, ResultFailed, ``)
 	require.Equal(t, TimerArm{Kind: TimerRetry, Node: "f", Instance: 1, Attempt: 3, At: retryAt(r, "f", 1)}, eff.Timers[0])
+	require.Equal(t, int64(3000)+dag.DefaultInitialInterval.Milliseconds(), retryAt(r, "f", 1), "the backoff restarts with the budget")
 	eff = &Effects{}
 	r.Apply(Timer{Now: retryAt(r, "f", 1), Kind: TimerRetry, Node: "f", Instance: 1, Attempt: 3}, eff)
 	require.Equal(t, 4, eff.Dispatches[0].Attempt)

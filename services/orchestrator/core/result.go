@@ -67,7 +67,7 @@ func (r *Run) attemptFailed(i int, msg string, permanent bool, now int64, eff *E
 	eff.History = append(eff.History, fmt.Sprintf("node %s attempt %d failed: %s", node.ID, n.Attempt, msg))
 	if !permanent && n.Attempt < n.MaxAttempt(node.Retry.Attempts()) && r.Status == records.RunRunning {
 		n.EndRun(records.OutcomeFailed, msg, now)
-		delay := node.Retry.Delay(n.Attempt, jitter(r.ID, node.ID, n.Attempt))
+		delay := node.Retry.Delay(n.Attempt-n.AttemptBase, jitter(r.ID, node.ID, n.Attempt)) // the backoff restarts with a reset's budget
 		n.RetryAt = now + delay.Milliseconds()
 		r.transition(i, records.NodeRetryWait, fmt.Sprintf("attempt %d failed: %s; retry at %d", n.Attempt, msg, n.RetryAt), now, eff)
 		eff.Timers = append(eff.Timers, TimerArm{Kind: TimerRetry, Node: node.ID, Attempt: n.Attempt, At: n.RetryAt})
