@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -45,34 +44,27 @@ func waitQuiet(ctx context.Context, rdb redis.UniversalClient) (time.Duration, e
 
 // savingServers counts the servers with a background save in progress.
 func savingServers(ctx context.Context, rdb redis.UniversalClient) (int, error) {
-	var busy atomic.Int32
+	var n atomic.Int32
 	err := forEachServer(ctx, rdb, func(ctx context.Context, node *redis.Client) error {
 		info, err := node.Info(ctx, "persistence").Result()
 		if err != nil {
 			return err
 		}
-		if saving(info) {
-			busy.Add(1)
+		busy, err := saving(info)
+		if busy {
+			n.Add(1)
 		}
-		return nil
+		return err
 	})
-	return int(busy.Load()), err
+	return int(n.Load()), err
 }
 
 // saving reports whether an INFO persistence answer shows a background
 // save or AOF rewrite in progress (or one scheduled to start).
-func saving(info string) bool {
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
-		switch k {
-		case "rdb_bgsave_in_progress", "aof_rewrite_in_progress", "aof_rewrite_scheduled":
-			if v != "0" {
-				return true
-			}
-		}
+func saving(info string) (bool, error) {
+	v, err := infoInts(info, "rdb_bgsave_in_progress", "aof_rewrite_in_progress", "aof_rewrite_scheduled")
+	if err != nil {
+		return false, err
 	}
-	return false
+	return v[0]+v[1]+v[2] > 0, nil
 }
