@@ -24,6 +24,11 @@ import (
 // GroupID is the orchestrators' consumer group.
 const GroupID = "braid-orchestrator"
 
+// DefaultReconcileRate is Config.ReconcileRate's default: runs asked to
+// reconcile per second. At 5,000 active runs or fewer a pass still takes
+// at most the default ReconcileEvery.
+const DefaultReconcileRate = 1000
+
 // Config configures an orchestrator.
 type Config struct {
 	// ID names this orchestrator in logs and lock metadata; default hostname-pid.
@@ -66,6 +71,11 @@ type Config struct {
 	// at start-up); default 5s. A worker that starts, or whose liveness
 	// lapses, triggers a pass at once.
 	ReconcileEvery time.Duration
+	// ReconcileRate bounds the active runs a reconcile pass asks about per
+	// second (each RECONCILE control loads its run); default 1000. A pass
+	// over more than ReconcileEvery × ReconcileRate runs takes longer than
+	// ReconcileEvery, and the next begins when it ends.
+	ReconcileRate int
 	// LivenessCheck is how often the maintenance leader looks for
 	// registered workers whose liveness key lapsed (they died without
 	// stopping); finding one triggers a reconcile pass. Default 1s.
@@ -107,6 +117,7 @@ func (c Config) withDefaults() Config {
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, 5*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)
+	c.ReconcileRate = cmp.Or(c.ReconcileRate, DefaultReconcileRate)
 	c.LivenessCheck = cmp.Or(c.LivenessCheck, time.Second)
 	c.MaxLost = cmp.Or(c.MaxLost, core.DefaultMaxLost)
 	c.LeaderTTL = cmp.Or(c.LeaderTTL, 3*time.Second)
@@ -125,6 +136,9 @@ func (c Config) validate() error {
 	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
 	if c.LockTTL < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("LockTTL %s is below 100ms", c.LockTTL))
+	}
+	if c.ReconcileRate < 1 {
+		errs = append(errs, fmt.Errorf("ReconcileRate %d must be at least 1 run a second", c.ReconcileRate))
 	}
 	if c.LeaderTTL < 3*max(c.TimerPoll, c.SchedulePoll) {
 		errs = append(errs, fmt.Errorf("LeaderTTL %s must be at least three polls (TimerPoll %s, SchedulePoll %s)", c.LeaderTTL, c.TimerPoll, c.SchedulePoll))

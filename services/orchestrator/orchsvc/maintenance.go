@@ -9,33 +9,35 @@ import (
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 )
 
-// reconcileBatch bounds the RECONCILE controls published per produce call.
+// reconcileBatch bounds the active runs one ZSCAN call asks for (and so
+// the RECONCILE controls published per produce call).
 const reconcileBatch = 500
 
 // maintain runs the duties one orchestrator performs for all: firing due
 // timers and asking the owners of active runs to reconcile them (at
-// start-up, then every ReconcileEvery, and at once when a worker starts or
-// is found dead, so that attempts lost with a worker run again within a
-// poll instead of a heartbeat timeout). The holder of the maintenance
-// lease (dutylease.go) does them; the others stand by.
+// start-up, then every ReconcileEvery, and as soon as possible when a
+// worker starts or is found dead, so that attempts lost with a worker run
+// again within a pass instead of a heartbeat timeout). The holder of the
+// maintenance lease (dutylease.go) does them; the others stand by.
 func (s *Service) maintain(ctx context.Context) {
 	timers := time.NewTicker(s.cfg.TimerPoll)
 	defer timers.Stop()
 	started := s.rdb.Subscribe(ctx, s.keys.WorkerChannel())
 	defer started.Close()
-	var lastScan, lastLiveness time.Time
+	sw := newSweep(s.keys.ActiveRunShards(), s.cfg.ReconcileRate, s.cfg.TimerPoll)
+	var lastLiveness time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case m := <-started.Channel():
 			s.log.Info("worker started: reconciling what a predecessor may have left", logkey.WorkerID, m.Payload)
-			lastScan = time.Time{}
+			sw.request()
 			continue
 		case <-timers.C:
 		}
 		if !s.metrics.leading(dutyMaintenance, s.maintLease.hold(ctx)) {
-			lastScan = time.Time{} // a new leader scans at once
+			sw.reset() // a new leader starts a pass at once
 			continue
 		}
 		if err := s.fireAllDue(ctx); err != nil && ctx.Err() == nil {
@@ -44,52 +46,137 @@ func (s *Service) maintain(ctx context.Context) {
 		if time.Since(lastLiveness) >= s.cfg.LivenessCheck {
 			lastLiveness = time.Now()
 			if s.workersDied(ctx) {
-				lastScan = time.Time{}
+				sw.request()
 			}
 		}
-		if time.Since(lastScan) >= s.cfg.ReconcileEvery {
-			lastScan = time.Now()
-			if err := s.requestReconcile(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("reconcile active runs", logkey.Err, err)
-			}
+		if err := s.sweepStep(ctx, sw, time.Now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("reconcile active runs", logkey.Err, err)
 		}
 	}
 }
 
-// requestReconcile publishes a RECONCILE control for every active run, one
-// index shard after the other.
-func (s *Service) requestReconcile(ctx context.Context) error {
-	for _, key := range s.keys.ActiveRunShards() {
-		if err := s.reconcileShard(ctx, key); err != nil {
+// sweep is the maintenance leader's reconcile pass: it walks every
+// active-runs index shard with ZSCAN and asks for a RECONCILE of each run
+// it finds, at most rate runs a second. A pass over a few thousand runs
+// still takes a moment; one over a hundred thousand is spread over its
+// length instead of landing on the orchestrators as one burst every
+// ReconcileEvery (each control loads its run), so a stack holding many
+// runs that wait (approvals, long tasks) spends a bounded share of its
+// CPU on them. ZSCAN returns every member present for the whole walk at
+// least once however the set changes meanwhile (a run may be asked twice;
+// RECONCILE is idempotent), where pages by rank skip members when earlier
+// ones leave. Not safe for concurrent use: the maintain loop owns it.
+type sweep struct {
+	shards []string
+	rate   float64 // runs a second
+	burst  float64 // the most credit that can gather: one poll's worth
+
+	shard   int    // the shard being walked; len(shards) when no pass is in progress
+	cursor  uint64 // the ZSCAN cursor within it
+	started time.Time
+	asked   int  // runs asked in this pass
+	again   bool // a pass is wanted as soon as the current one ends
+	credit  float64
+	at      time.Time // when credit was last refilled
+}
+
+func newSweep(shards []string, rate int, poll time.Duration) *sweep {
+	sw := &sweep{shards: shards, rate: float64(rate)}
+	sw.burst = max(1, sw.rate*poll.Seconds())
+	sw.reset()
+	return sw
+}
+
+// reset abandons the pass in progress; the next step begins one.
+func (sw *sweep) reset() {
+	sw.shard, sw.cursor, sw.started, sw.again = len(sw.shards), 0, time.Time{}, false
+}
+
+// active reports whether a pass is in progress.
+func (sw *sweep) active() bool { return sw.shard < len(sw.shards) }
+
+// request asks for a pass as soon as possible: at the next step when none
+// is in progress, right after the current one otherwise (a pass restarted
+// at every worker event could starve the runs at its end).
+func (sw *sweep) request() {
+	if sw.active() {
+		sw.again = true
+		return
+	}
+	sw.started = time.Time{}
+}
+
+// due reports whether a new pass should begin at now.
+func (sw *sweep) due(now time.Time, every time.Duration) bool {
+	return !sw.active() && (sw.again || sw.started.IsZero() || now.Sub(sw.started) >= every)
+}
+
+// begin starts a pass at now, with one poll's worth of credit.
+func (sw *sweep) begin(now time.Time) {
+	sw.shard, sw.cursor, sw.started, sw.again, sw.asked = 0, 0, now, false, 0
+	sw.credit, sw.at = sw.burst, now
+}
+
+// refill adds the credit earned since the last refill, up to burst.
+func (sw *sweep) refill(now time.Time) {
+	if d := now.Sub(sw.at); d > 0 {
+		sw.credit = min(sw.burst, sw.credit+sw.rate*d.Seconds())
+	}
+	sw.at = now
+}
+
+// advance moves past one ZSCAN page that returned next as its cursor.
+func (sw *sweep) advance(next uint64) {
+	sw.cursor = next
+	if next == 0 {
+		sw.shard++
+	}
+}
+
+// sweepStep begins a pass when one is due and asks for as many RECONCILEs
+// as the pass's credit allows. An error leaves the pass where it was: the
+// next step scans the failed page again.
+func (s *Service) sweepStep(ctx context.Context, sw *sweep, now time.Time) error {
+	if sw.due(now, s.cfg.ReconcileEvery) {
+		sw.begin(now)
+	} else if sw.active() {
+		sw.refill(now)
+	}
+	for sw.active() && sw.credit >= 1 {
+		page, next, err := s.rdb.ZScan(ctx, sw.shards[sw.shard], sw.cursor, "", int64(min(sw.credit, reconcileBatch))).Result()
+		if err != nil {
 			return err
+		}
+		if err := s.askReconcile(ctx, page); err != nil {
+			return err
+		}
+		n := len(page) / 2
+		sw.credit -= float64(n) // a small set comes whole (ZSCAN's COUNT is a hint): the debt is paid from later credit
+		sw.asked += n
+		sw.advance(next)
+		if !sw.active() {
+			s.log.Debug("reconcile pass done", logkey.Runs, sw.asked, logkey.Took, time.Since(sw.started).Round(time.Millisecond))
 		}
 	}
 	return nil
 }
 
-// reconcileShard publishes a RECONCILE control for every run of one
-// active-runs index shard, reconcileBatch at a time.
-func (s *Service) reconcileShard(ctx context.Context, key string) error {
-	for start := int64(0); ; start += reconcileBatch {
-		runs, err := s.rdb.ZRange(ctx, key, start, start+reconcileBatch-1).Result()
-		if err != nil || len(runs) == 0 {
-			return err
-		}
-		msgs := make([]eventbus.Message, 0, len(runs))
-		for _, run := range runs {
-			m, err := eventbus.NewMessage(eventsv1.TopicWorkflowControl, run, &eventsv1.RunControl{
-				RunId: run, Action: eventsv1.ControlAction_CONTROL_ACTION_RECONCILE, RequestedAtMs: time.Now().UnixMilli(),
-			})
-			if err != nil {
-				return err
-			}
-			msgs = append(msgs, m)
-		}
-		if err := s.prod.Publish(ctx, msgs...); err != nil {
-			return err
-		}
-		if len(runs) < reconcileBatch {
-			return nil
-		}
+// askReconcile publishes a RECONCILE control for each run of page, a ZSCAN
+// answer of an active-runs shard (member, score, member, score, ...).
+func (s *Service) askReconcile(ctx context.Context, page []string) error {
+	if len(page) < 2 {
+		return nil
 	}
+	msgs := make([]eventbus.Message, 0, len(page)/2)
+	for i := 0; i+1 < len(page); i += 2 {
+		run := page[i]
+		m, err := eventbus.NewMessage(eventsv1.TopicWorkflowControl, run, &eventsv1.RunControl{
+			RunId: run, Action: eventsv1.ControlAction_CONTROL_ACTION_RECONCILE, RequestedAtMs: time.Now().UnixMilli(),
+		})
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+	}
+	return s.prod.Publish(ctx, msgs...)
 }

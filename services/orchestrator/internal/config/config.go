@@ -18,6 +18,7 @@ type Config struct {
 	ID             string        // BRAID_ORCHESTRATOR_ID; default hostname-pid
 	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 4s
 	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
+	ReconcileRate  int           // BRAID_RECONCILE_RATE, active runs a pass asks about per second; default 1000
 	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where /metrics, /healthz and /readyz listen; default "" (off)
 	DrainTimeout   time.Duration // BRAID_ORCHESTRATOR_DRAIN_TIMEOUT, how long SIGTERM lets the batch in hand publish; default 5s
 	MaxLost        int           // BRAID_ORCHESTRATOR_MAX_LOST, losses of one attempt before its node fails; default 3
@@ -31,6 +32,7 @@ func Load() (Config, error) {
 		ID:             r.String("BRAID_ORCHESTRATOR_ID", ""),
 		LockTTL:        r.Duration("BRAID_LOCK_TTL", 4*time.Second),
 		ReconcileEvery: r.Duration("BRAID_RECONCILE_EVERY", 5*time.Second),
+		ReconcileRate:  r.PositiveInt("BRAID_RECONCILE_RATE", orchsvc.DefaultReconcileRate),
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 		DrainTimeout:   r.Duration("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", 5*time.Second),
 		MaxLost:        r.PositiveInt("BRAID_ORCHESTRATOR_MAX_LOST", 3),
@@ -54,6 +56,7 @@ func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) orchsvc.
 		Keys:           c.Keys(),
 		LockTTL:        c.LockTTL,
 		ReconcileEvery: c.ReconcileEvery,
+		ReconcileRate:  c.ReconcileRate,
 		MetricsAddr:    c.MetricsAddr,
 		DrainTimeout:   c.DrainTimeout,
 		MaxLost:        c.MaxLost,

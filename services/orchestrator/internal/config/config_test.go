@@ -19,12 +19,15 @@ func TestLoad(t *testing.T) {
 	require.Equal(t, []string{"k1:9092", "k2:9092"}, s.Bus.Brokers)
 	require.Equal(t, 3*time.Second, s.LockTTL)
 	require.Equal(t, 5*time.Second, s.ReconcileEvery)
+	require.Equal(t, 1000, s.ReconcileRate)
 	require.Equal(t, "ns:", s.Keys.Namespace)
 	require.Equal(t, 7*time.Second, s.DrainTimeout)
 
 	t.Setenv("BRAID_LOCK_TTL", "forever")
 	t.Setenv("BRAID_KAFKA_PARTITIONS", "0")
+	t.Setenv("BRAID_RECONCILE_RATE", "0")
 	_, err = Load()
+	require.ErrorContains(t, err, "BRAID_RECONCILE_RATE")
 	require.ErrorContains(t, err, "BRAID_LOCK_TTL")
 	require.ErrorContains(t, err, "BRAID_KAFKA_PARTITIONS")
 }
