@@ -58,6 +58,8 @@ services/orchestrator/orchsvc/runcache.go|		if !ok { // never changed since the 
 services/orchestrator/orchsvc/effects.go|	if stale := disarmed(r, g.write.Ended, ended); len(stale) > 0 {|	if stale := disarmed(r, g.write.Ended, ended); false {|services/orchestrator|./orchsvc|^TestEndedAttemptsDisarmTheirTimers$
 services/orchestrator/orchsvc/timers.go|		if err != nil \|\| !full \|\| time.Since(start) >= s.cfg.TimerPoll {|		if true {|services/orchestrator|./orchsvc|^TestTimerPollDrainsABurst$
 pkg/devinfra/devbroker/segments.go|			createSegments(dataDir, t.Topic, n)|			_ = n|pkg|./devinfra/devbroker|^TestPrepareSegmentsAreTheFilesKfakeWrites$
+services/orchestrator/orchsvc/maintenance.go|	for sw.active() && sw.credit >= 1 {|	for sw.active() {|services/orchestrator|./orchsvc|^TestReconcilePass
+services/orchestrator/orchsvc/maintenance.go|		sw.again = true|		sw.begin(time.Now())|services/orchestrator|./orchsvc|^TestReconcilePassRequests$
 pkg/eventbus/producer.go|	if len(offsets) > 0 {|	if false && len(offsets) > 0 {|pkg|./eventbus|^TestPrepareLeavesPublishNothingToLookUp$
 LIST
 )
