@@ -60,6 +60,8 @@ services/orchestrator/orchsvc/timers.go|		if err != nil \|\| !full \|\| time.Sin
 pkg/devinfra/devbroker/segments.go|			createSegments(dataDir, t.Topic, n)|			_ = n|pkg|./devinfra/devbroker|^TestPrepareSegmentsAreTheFilesKfakeWrites$
 services/orchestrator/orchsvc/maintenance.go|	for sw.active() && sw.credit >= 1 {|	for sw.active() {|services/orchestrator|./orchsvc|^TestReconcilePass
 services/orchestrator/orchsvc/maintenance.go|		sw.again = true|		sw.begin(time.Now())|services/orchestrator|./orchsvc|^TestReconcilePassRequests$
+services/orchestrator/orchsvc/batch.go| \|\| idleReconcile(g) {| {|services/orchestrator|./orchsvc|^TestIdleReconcileLetsItsLockGo$
+services/orchestrator/orchsvc/batch.go|	if !g.acquired \|\| g.o.run == nil|	if g.o.run == nil|services/orchestrator|./orchsvc|^TestIdleReconcileLetsItsLockGo$
 pkg/eventbus/producer.go|	if len(offsets) > 0 {|	if false && len(offsets) > 0 {|pkg|./eventbus|^TestPrepareLeavesPublishNothingToLookUp$
 LIST
 )

@@ -70,6 +70,8 @@ type runBatch struct {
 	// dispatched: this round's dispatches were published beside the write
 	// (dispatchAhead), so the outbox leaves them out.
 	dispatched bool
+	// acquired: the run's lock was taken for this batch (it was not held).
+	acquired bool
 }
 
 // maxStaleRetries bounds how often a run's events are re-applied after the
@@ -181,11 +183,30 @@ func (s *Service) tryBatchAhead(ctx context.Context, msgs []eventbus.Message, ah
 	return nil
 }
 
-// forget retires the runs that ended in this batch (see retire).
+// forget retires (see retire) the runs that ended in this batch, and the
+// idle runs a reconcile pass's request found nothing to repair in: their
+// lock was taken for the request alone, and keeping it IdleRelease long
+// would only cost its refreshes (a pass asks about every active run, most
+// of them waiting on an approval, a timer or a long task). An event that
+// comes before the next lease tick keeps the lock.
 func (s *Service) forget(applied []*runBatch) {
 	for _, g := range applied {
-		if g.o.run != nil && g.o.run.Status.Terminal() && g.eff.RunStatusChanged() {
+		if g.o.run != nil && g.o.run.Status.Terminal() && g.eff.RunStatusChanged() || idleReconcile(g) {
 			s.retire(g.run)
 		}
 	}
+}
+
+// idleReconcile reports whether g was only reconcile requests for a run
+// not held before the batch, and changed nothing.
+func idleReconcile(g *runBatch) bool {
+	if !g.acquired || g.o.run == nil || len(g.out) > 0 || g.admitted || g.reopened || !g.eff.Empty() {
+		return false
+	}
+	for _, in := range g.events {
+		if !in.reconcile {
+			return false
+		}
+	}
+	return true
 }

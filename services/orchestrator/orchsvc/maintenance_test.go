@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -216,4 +217,51 @@ func TestReconcilePassRequests(t *testing.T) {
 	require.True(t, sw.active())
 	require.GreaterOrEqual(t, finish(), n)
 	e.asked(t, 5*n)
+}
+
+// TestIdleReconcileLetsItsLockGo: a reconcile request for a run nobody
+// held, that finds nothing to repair (it waits on an approval), lets the
+// run's lock go at the next lease tick instead of keeping and refreshing it
+// for IdleRelease; a run the batch changed, or one held before it, keeps
+// its lock.
+func TestIdleReconcileLetsItsLockGo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, keys, cfg := workflowEnv(t, "wf", `{"name":"wf","nodes":[
+	  {"id":"gate","handler":"approval"},{"id":"b","handler":"noop","depends_on":["gate"]}]}`)
+	control := func(s *Service, action eventsv1.ControlAction, node string) {
+		t.Helper()
+		m, err := eventbus.NewMessage(eventsv1.TopicWorkflowControl, "r1", &eventsv1.RunControl{
+			RunId: "r1", Action: action, NodeId: node, RequestedAtMs: time.Now().UnixMilli()})
+		require.NoError(t, err)
+		require.NoError(t, s.tryBatch(ctx, []eventbus.Message{m}))
+	}
+	// One orchestrator starts the run and stops (letting its locks go).
+	first, err := New(ctx, cfg)
+	require.NoError(t, err)
+	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	require.NoError(t, err)
+	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
+	require.NoError(t, err)
+	require.NoError(t, first.tryBatch(ctx, []eventbus.Message{m}))
+	first.close(ctx)
+
+	cfg.ID = "orch-b"
+	s, err := New(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.close(ctx) })
+	tick := func() { s.leases.maintain(ctx, time.Now()) }
+
+	control(s, eventsv1.ControlAction_CONTROL_ACTION_RECONCILE, "")
+	require.True(t, s.leases.held("r1"), "the reconcile took the run's lock")
+	tick()
+	require.False(t, s.leases.held("r1"), "an idle run's reconcile kept its lock past the next tick")
+
+	control(s, eventsv1.ControlAction_CONTROL_ACTION_APPROVE, "gate") // changes the run: b is dispatched
+	tick()
+	require.True(t, s.leases.held("r1"), "a run the batch changed let its lock go")
+	control(s, eventsv1.ControlAction_CONTROL_ACTION_RECONCILE, "") // held before the batch
+	tick()
+	require.True(t, s.leases.held("r1"), "a reconcile of a run held before it let the lock go")
 }

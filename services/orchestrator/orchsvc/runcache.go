@@ -138,6 +138,7 @@ func (s *Service) lockAndLoad(ctx context.Context, groups []*runBatch) (refused 
 			continue
 		}
 		s.leases.add(reqs[i].Run, reqs[i].Value)
+		groups[i].acquired = true
 		takenOver := s.fences.takeover(reqs[i].Run, a.Fence, time.Now())
 		o, err := s.load(ctx, reqs[i].Run, a)
 		if err != nil {
