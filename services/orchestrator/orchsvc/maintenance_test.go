@@ -163,7 +163,7 @@ func TestReconcilePassSurvivesChurn(t *testing.T) {
 // way rather than from its start again.
 func TestReconcilePassRequests(t *testing.T) {
 	t.Parallel()
-	const n = 400 // more than a listpack holds: ZSCAN pages keep near their COUNT
+	const n = 400             // more than a listpack holds: ZSCAN pages keep near their COUNT
 	e := newSweepEnv(t, 1000) // 100 runs per 100-ms poll
 	e.activate(t, runIDs("r", n)...)
 	e.s.cfg.ReconcileEvery = 10 * time.Second
