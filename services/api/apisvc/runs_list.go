@@ -14,9 +14,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// runScanBatches bounds how many index batches one filtered page reads; a
-// page that found too few matches in them ends early with a next_cursor.
-const runScanBatches = 20
+// runScanMax bounds how many index entries one page reads; a filtered page
+// that found too few matches among them ends early with a next_cursor.
+const runScanMax = 10000
+
+// runScanBatch is how many index entries a page filtered by status reads
+// at a time (at least its limit): a status most runs are not in (failed,
+// say) is looked for among the latest runScanMax runs in 40 batches, not
+// in runScanMax / limit of them.
+const runScanBatch = 250
 
 // runStatuses are the accepted ?status= values.
 var runStatuses = []records.RunStatus{
@@ -43,7 +49,13 @@ func (s *Server) listRuns(c *gin.Context) {
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
 	index := s.keys.AllRunShards()
-	if f.workflow != "" {
+	switch {
+	case f.unfinishedOnly():
+		// Every run not finished is in the active-runs index (the one the
+		// reconciler walks), with few finished ones beside them: a page of
+		// running runs does not wade through every finished run after them.
+		index = s.keys.ActiveRunShards()
+	case f.workflow != "":
 		index = s.keys.WorkflowRunShards(f.workflow)
 	}
 	out, err := s.scanRuns(ctx, index, f)
@@ -52,6 +64,12 @@ func (s *Server) listRuns(c *gin.Context) {
 		return
 	}
 	respond(c, http.StatusOK, out)
+}
+
+// unfinishedOnly reports whether f asks only for runs that have not
+// finished (pending, running, cancelling).
+func (f runFilter) unfinishedOnly() bool {
+	return len(f.statuses) > 0 && !slices.ContainsFunc(f.statuses, func(st string) bool { return records.RunStatus(st).Terminal() })
 }
 
 // runFilterOf parses and checks the query of GET /runs.
@@ -84,13 +102,16 @@ func runFilterOf(c *gin.Context) (runFilter, error) {
 }
 
 // scanRuns reads the index (its shards) in batches, keeping runs that
-// match f, until the page is full, the index ends or runScanBatches were
-// read.
+// match f, until the page is full, the index ends or runScanMax entries
+// were read.
 func (s *Server) scanRuns(ctx context.Context, index []string, f runFilter) (apiwire.RunPage, error) {
 	out := apiwire.RunPage{Items: []apiwire.RunSummary{}}
-	after := f.after
-	for range runScanBatches {
-		batch, err := statestore.PageShards(ctx, s.rdb, index, after, f.limit)
+	after, size := f.after, f.limit
+	if len(f.statuses) > 0 {
+		size = max(size, runScanBatch)
+	}
+	for scanned := 0; scanned < runScanMax; {
+		batch, err := statestore.PageShards(ctx, s.rdb, index, after, size)
 		if err != nil {
 			return out, err
 		}
@@ -103,7 +124,8 @@ func (s *Server) scanRuns(ctx context.Context, index []string, f runFilter) (api
 			return out, err
 		}
 		for i, m := range sums {
-			if len(m) == 0 || (len(f.statuses) > 0 && !slices.Contains(f.statuses, m[records.FieldStatus])) {
+			if len(m) == 0 || (len(f.statuses) > 0 && !slices.Contains(f.statuses, m[records.FieldStatus])) ||
+				(f.workflow != "" && m[records.FieldWorkflow] != f.workflow) {
 				continue
 			}
 			out.Items = append(out.Items, summarize(ids[i], m))
@@ -112,10 +134,11 @@ func (s *Server) scanRuns(ctx context.Context, index []string, f runFilter) (api
 				return out, nil
 			}
 		}
-		if len(batch) < f.limit {
+		if len(batch) < size {
 			return out, nil
 		}
 		after = &batch[len(batch)-1]
+		scanned += len(batch)
 	}
 	out.NextCursor = runCursor(*after)
 	return out, nil

@@ -2,13 +2,17 @@ package apisvc_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testkit/testinfra"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -175,6 +179,77 @@ func TestListRunsFiltersAndPages(t *testing.T) {
 	require.Len(t, pageAll(t, e, "/runs?status=pending,failed&limit=4"), 9)
 	require.Len(t, pageAll(t, e, "/runs?workflow="+a+"&status=failed"), 2)
 	require.Empty(t, pageAll(t, e, "/runs?workflow=never-registered"))
+}
+
+// TestListUnfinishedRunsBehindManyFinished: the runs still going are
+// found on the first page however many finished runs came after them
+// (?status= of unfinished statuses reads the active-runs index), and a
+// failed run behind 1,200 newer ones on the first page of ?status=failed
+// (a filtered page reads up to 10,000 index entries, 250 at a time; it
+// read 20 batches of its limit and ended empty).
+func TestListUnfinishedRunsBehindManyFinished(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{})
+	a, _ := e.register(`{"name":"busy-a","nodes":[{"id":"a","handler":"noop"}]}`)
+	b, _ := e.register(`{"name":"busy-b","nodes":[{"id":"a","handler":"noop"}]}`)
+	older := []string{e.startRun(a, nil, nil), e.startRun(b, nil, nil), e.startRun(a, nil, nil)} // pending, active
+	// 1,200 newer runs that finished, as the orchestrator leaves them.
+	ctx := t.Context()
+	pipe := e.rdb.Pipeline()
+	base := time.Now().Add(time.Minute).UnixMilli()
+	for i := range 1200 {
+		id := fmt.Sprintf("done-%04d", i)
+		ms := base + int64(i)
+		pipe.HSet(ctx, e.keys.Run(id), records.FieldWorkflow, a, records.FieldVersion, "1", records.FieldStatus, "succeeded",
+			records.FieldCreated, strconv.FormatInt(ms, 10))
+		pipe.ZAdd(ctx, e.keys.AllRunsOf(id), redis.Z{Score: float64(ms), Member: id})
+		pipe.ZAdd(ctx, e.keys.WorkflowRunsOf(a, id), redis.Z{Score: float64(ms), Member: id})
+	}
+	// A failed run older than all of them, and 9,000 more finished runs
+	// older still (the scan's budget is the latest 10,000 runs).
+	failedAt := time.Now().Add(-time.Minute).UnixMilli()
+	pipe.HSet(ctx, e.keys.Run("failed-0"), records.FieldWorkflow, a, records.FieldVersion, "1", records.FieldStatus, "failed",
+		records.FieldCreated, strconv.FormatInt(failedAt, 10))
+	pipe.ZAdd(ctx, e.keys.AllRunsOf("failed-0"), redis.Z{Score: float64(failedAt), Member: "failed-0"})
+	for i := range 9000 {
+		id := fmt.Sprintf("old-%04d", i)
+		pipe.ZAdd(ctx, e.keys.AllRunsOf(id), redis.Z{Score: float64(failedAt - 1 - int64(i)), Member: id})
+		pipe.HSet(ctx, e.keys.Run(id), records.FieldWorkflow, a, records.FieldStatus, "succeeded")
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+
+	first := func(path string) []string {
+		t.Helper()
+		var page struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		e.must(req{method: "GET", path: path, key: readSecret}, http.StatusOK).json(t, &page)
+		var ids []string
+		for _, it := range page.Items {
+			ids = append(ids, it.ID)
+		}
+		return ids
+	}
+	require.Equal(t, []string{older[2], older[1], older[0]}, first("/runs?status=pending&limit=5"), "newest first")
+	require.Equal(t, []string{older[2], older[0]}, first("/runs?status=pending,running&workflow="+a+"&limit=5"))
+	require.Equal(t, []string{older[2], older[1]}, pageAll(t, e, "/runs?status=pending&limit=1")[:2], "the cursor pages the same index")
+	require.Len(t, pageAll(t, e, "/runs?status=pending&limit=2"), 3)
+	require.Len(t, first("/runs?status=succeeded&limit=5"), 5)
+	// A status few runs are in is looked for among the latest 10,000.
+	trips := testinfra.CountTrips(e.rdb)
+	require.Equal(t, []string{"failed-0"}, first("/runs?status=failed&limit=5"))
+	require.LessOrEqual(t, trips.Load(), int64(2*(10000/250+1)), "a filtered page reads 250 entries per round trip pair")
+	var page struct {
+		Items      []json.RawMessage `json:"items"`
+		NextCursor string            `json:"next_cursor"`
+	}
+	e.must(req{method: "GET", path: "/runs?status=cancelled&limit=5", key: readSecret}, http.StatusOK).json(t, &page)
+	require.Empty(t, page.Items)
+	require.NotEmpty(t, page.NextCursor, "a page that read its budget without reaching the index's end says where to go on")
+	require.Len(t, pageAll(t, e, "/runs?status=failed&limit=5"), 1)
 }
 
 // pageAll follows next_cursor and returns every run id listed.

@@ -25,24 +25,6 @@ type startEnv struct {
 	trips *atomic.Int64 // Redis round trips (commands and pipelines) so far
 }
 
-// tripCounter counts Redis round trips (commands and pipelines), leaving
-// out those that set up a new pooled connection (HELLO, CLIENT SETINFO).
-type tripCounter struct{ n *atomic.Int64 }
-
-func (c tripCounter) count(first redis.Cmder) {
-	if name := first.Name(); name != "hello" && name != "client" {
-		c.n.Add(1)
-	}
-}
-
-func (c tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.count(cmd); return next(ctx, cmd) }
-}
-func (c tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { c.count(cmds[0]); return next(ctx, cmds) }
-}
-
 // testConfig is the Config of a test's orchestrator "orch-a" on rdb, keys
 // and kafka, with a topic prefix and group of the test's own.
 func testConfig(t *testing.T, rdb redis.UniversalClient, keys statestore.Keys, kafka *testinfra.Kafka) Config {
@@ -70,8 +52,7 @@ func newStartEnv(t *testing.T, workflow string) *startEnv {
 	s, err := New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.close(ctx) })
-	trips := &atomic.Int64{}
-	rdb.AddHook(tripCounter{trips})
+	trips := testinfra.CountTrips(rdb)
 	return &startEnv{ctx: ctx, s: s, trips: trips}
 }
 

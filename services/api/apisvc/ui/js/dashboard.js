@@ -70,7 +70,8 @@ export function dashboardView(root, params) {
   async function loadRuns() {
     const cursor = state.cursors[state.page];
     const { items, next_cursor } = await get("/runs" + q({ workflow: state.workflow, status: state.status, limit: PAGE, cursor }));
-    clear(runsBody, items.length ? items.map(runRow) : h("tr", h("td.muted", { colspan: 6 }, "No runs match.")));
+    const none = next_cursor ? "No match among the latest runs searched; Older → searches further back." : "No runs match.";
+    clear(runsBody, items.length ? items.map(runRow) : h("tr", h("td.muted", { colspan: 6 }, none)));
     state.cursors[state.page + 1] = next_cursor || null;
     clear(pager,
       button("← Newer", () => { state.page--; loadRuns(); }, "small"),
