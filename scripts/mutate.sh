@@ -62,6 +62,8 @@ services/orchestrator/orchsvc/maintenance.go|	for sw.active() && sw.credit >= 1 
 services/orchestrator/orchsvc/maintenance.go|		sw.again = true|		sw.begin(time.Now())|services/orchestrator|./orchsvc|^TestReconcilePassRequests$
 services/orchestrator/orchsvc/batch.go| \|\| idleReconcile(g) {| {|services/orchestrator|./orchsvc|^TestIdleReconcileLetsItsLockGo$
 services/orchestrator/orchsvc/batch.go|	if !g.acquired \|\| g.o.run == nil|	if g.o.run == nil|services/orchestrator|./orchsvc|^TestIdleReconcileLetsItsLockGo$
+services/api/apisvc/runs_list.go|	case f.unfinishedOnly():|	case false:|services/api|./apisvc|^TestListUnfinishedRunsBehindManyFinished$
+services/api/apisvc/runs_list.go|		size = max(size, runScanBatch)|		size = max(size, 0)|services/api|./apisvc|^TestListUnfinishedRunsBehindManyFinished$
 pkg/eventbus/producer.go|	if len(offsets) > 0 {|	if false && len(offsets) > 0 {|pkg|./eventbus|^TestPrepareLeavesPublishNothingToLookUp$
 LIST
 )
