@@ -64,6 +64,8 @@ services/orchestrator/orchsvc/batch.go| \|\| idleReconcile(g) {| {|services/orch
 services/orchestrator/orchsvc/batch.go|	if !g.acquired \|\| g.o.run == nil|	if g.o.run == nil|services/orchestrator|./orchsvc|^TestIdleReconcileLetsItsLockGo$
 services/api/apisvc/runs_list.go|	case f.unfinishedOnly():|	case false:|services/api|./apisvc|^TestListUnfinishedRunsBehindManyFinished$
 services/api/apisvc/runs_list.go|		size = max(size, runScanBatch)|		size = max(size, 0)|services/api|./apisvc|^TestListUnfinishedRunsBehindManyFinished$
+pkg/eventbus/consumer.go|		WatchPartitionChanges:  true,|		WatchPartitionChanges:  false,|pkg|./eventbus|^TestGroupConsumesPartitionsAddedLater$
+pkg/eventbus/tail.go|	t.pumps.Go(func() { t.watch(pumpCtx) })|	_ = t.watch|pkg|./eventbus|^TestTailReadsPartitionsAddedLater$
 pkg/eventbus/producer.go|	if len(offsets) > 0 {|	if false && len(offsets) > 0 {|pkg|./eventbus|^TestPrepareLeavesPublishNothingToLookUp$
 LIST
 )

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/segmentio/kafka-go"
@@ -101,26 +102,35 @@ func NewConsumer(ctx context.Context, cfg Config, group string, topics ...string
 	return c, nil
 }
 
+// partitionWatch is how often each group member reads its topics'
+// partition counts: when one grew (an operator added partitions), the
+// member ends its generation and the group rebalances over every
+// partition. Without the watch, added partitions were consumed by nobody
+// until a member happened to join or leave.
+const partitionWatch = 5 * time.Second
+
 // readerConfig returns the kafka-go reader settings for cfg.
 func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig {
 	return kafka.ReaderConfig{
-		Brokers:           cfg.Brokers,
-		GroupID:           group,
-		GroupTopics:       topics,
-		Dialer:            readerDialer(cfg),
-		StartOffset:       kafka.FirstOffset,
-		CommitInterval:    0,
-		MinBytes:          1,
-		MaxBytes:          maxMessageBytes,
-		MaxWait:           cfg.MaxWait,
-		QueueCapacity:     cfg.FetchBuffer,
-		SessionTimeout:    cfg.SessionTimeout,
-		HeartbeatInterval: cfg.HeartbeatInterval,
-		RebalanceTimeout:  cfg.RebalanceTimeout,
-		JoinGroupBackoff:  cfg.JoinGroupBackoff,
-		GroupBalancers:    []kafka.GroupBalancer{alignedRange{}},
-		ErrorLogger:       cfg.errorLogger(),
-		Logger:            cfg.infoLogger(),
+		Brokers:                cfg.Brokers,
+		GroupID:                group,
+		GroupTopics:            topics,
+		Dialer:                 readerDialer(cfg),
+		StartOffset:            kafka.FirstOffset,
+		CommitInterval:         0,
+		MinBytes:               1,
+		MaxBytes:               maxMessageBytes,
+		MaxWait:                cfg.MaxWait,
+		QueueCapacity:          cfg.FetchBuffer,
+		SessionTimeout:         cfg.SessionTimeout,
+		HeartbeatInterval:      cfg.HeartbeatInterval,
+		RebalanceTimeout:       cfg.RebalanceTimeout,
+		JoinGroupBackoff:       cfg.JoinGroupBackoff,
+		GroupBalancers:         []kafka.GroupBalancer{alignedRange{}},
+		WatchPartitionChanges:  true,
+		PartitionWatchInterval: partitionWatch,
+		ErrorLogger:            cfg.errorLogger(),
+		Logger:                 cfg.infoLogger(),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -21,12 +22,18 @@ import (
 //
 // Failover: each partition's kafka-go reader follows its partition's
 // leader (it reconnects to the leader the metadata names, from the offset
-// it had reached). Partitions added to the topic after OpenTail are not
-// read; open a new Tail for them.
+// it had reached). Partitions added to the topic after OpenTail are read
+// from their first record once the Tail sees them (it reads the topic's
+// partition count every partitionWatch): all their records came after
+// OpenTail.
 type Tail struct {
 	prefetch // one pump per partition
 	topic    string
-	readers  []*kafka.Reader
+	cfg      Config // resolved
+	wire     string // topic's name on the wire
+
+	mu      sync.Mutex      // guards readers: the watch goroutine adds to it
+	readers []*kafka.Reader // by partition
 
 	cancel context.CancelFunc
 	pumps  sync.WaitGroup
@@ -56,25 +63,79 @@ func OpenTail(ctx context.Context, cfg Config, topic string) (*Tail, error) {
 		return nil, fmt.Errorf("open tail topic=%s: %w", topic, err)
 	}
 	pumpCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &Tail{prefetch: newPrefetch(cfg), topic: topic, readers: make([]*kafka.Reader, len(ends)), cancel: cancel}
+	t := &Tail{prefetch: newPrefetch(cfg), topic: topic, cfg: cfg, wire: wire, readers: make([]*kafka.Reader, 0, len(ends)), cancel: cancel}
 	for p, off := range ends {
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers: cfg.Brokers, Topic: wire, Partition: p, Dialer: readerDialer(cfg),
-			MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: cfg.MaxWait, QueueCapacity: cfg.FetchBuffer,
-			ErrorLogger: cfg.errorLogger(), Logger: cfg.infoLogger(),
-		})
-		if err := r.SetOffset(off); err != nil {
+		r, err := t.reader(p, off)
+		if err != nil {
 			cancel()
-			_ = r.Close()
 			t.closeReaders()
-			return nil, fmt.Errorf("open tail topic=%s partition=%d offset=%d: %w", topic, p, off, err)
+			return nil, err
 		}
-		t.readers[p] = r
+		t.readers = append(t.readers, r)
 	}
 	for _, r := range t.readers {
 		t.pumps.Go(func() { t.pump(pumpCtx, r) })
 	}
+	t.pumps.Go(func() { t.watch(pumpCtx) })
 	return t, nil
+}
+
+// reader returns a reader of partition p from offset off.
+func (t *Tail) reader(p int, off int64) (*kafka.Reader, error) {
+	cfg := t.cfg
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: cfg.Brokers, Topic: t.wire, Partition: p, Dialer: readerDialer(cfg),
+		MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: cfg.MaxWait, QueueCapacity: cfg.FetchBuffer,
+		ErrorLogger: cfg.errorLogger(), Logger: cfg.infoLogger(),
+	})
+	if err := r.SetOffset(off); err != nil {
+		_ = r.Close()
+		return nil, fmt.Errorf("open tail topic=%s partition=%d offset=%d: %w", t.topic, p, off, err)
+	}
+	return r, nil
+}
+
+// watch reads the topic's partition count every partitionWatch until ctx
+// ends, and reads each partition added since from its first record. A
+// failed look is tried again at the next tick (the readers report the
+// brokers' troubles through Fetch).
+func (t *Tail) watch(ctx context.Context) {
+	tick := time.NewTicker(partitionWatch)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := partitionCount(ctx, t.cfg, t.wire)
+		if err != nil {
+			continue
+		}
+		t.mu.Lock()
+		for p := len(t.readers); p < n && ctx.Err() == nil; p++ {
+			r, err := t.reader(p, kafka.FirstOffset)
+			if err != nil {
+				break
+			}
+			t.readers = append(t.readers, r)
+			// This goroutine is one of pumps, so the count is above zero
+			// and a Close waiting on it waits for this pump too.
+			t.pumps.Go(func() { t.pump(ctx, r) })
+		}
+		t.mu.Unlock()
+	}
+}
+
+// partitionCount asks the brokers how many partitions topic (a wire name) has.
+func partitionCount(ctx context.Context, cfg Config, topic string) (int, error) {
+	client, done := adminClient(cfg)
+	defer done()
+	tl, err := newPartitionCache(client).layout(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	return len(tl.ids), nil
 }
 
 // partitionEnds returns the end offset (the next offset to be written) of each
@@ -136,6 +197,8 @@ func (t *Tail) Close() error {
 
 // closeReaders closes every reader opened so far.
 func (t *Tail) closeReaders() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var errs []error
 	for _, r := range t.readers {
 		if r == nil {
