@@ -144,6 +144,9 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 	b := openUI(t, s, s.ReadKey)
 	b.WaitText(t, "#who", "read-only", uiWait)
 	b.Run(t, chromedp.WaitVisible(fmt.Sprintf(`tr[data-workflow=%q]`, name), chromedp.ByQuery))
+	// The run list shows how long a running run has run so far.
+	b.Run(t, chromedp.Poll(fmt.Sprintf(`(document.querySelector('tr[data-run=%q] td:nth-child(5)')?.textContent ?? "").trim() !== ""`, id),
+		nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(50*time.Millisecond)))
 	for _, sel := range []string{".register-open", ".load-examples", ".run-workflow"} {
 		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
 	}

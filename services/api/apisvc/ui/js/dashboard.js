@@ -110,7 +110,9 @@ export function dashboardView(root, params) {
 }
 
 function runRow(r) {
-  const dur = r.finished_at && r.started_at ? Date.parse(r.finished_at) - Date.parse(r.started_at) : null;
+  // A run still going shows how long it has run so far (the list refreshes every 3 s).
+  const end = r.finished_at ? Date.parse(r.finished_at) : Date.now();
+  const dur = r.started_at ? Math.max(0, end - Date.parse(r.started_at)) : null;
   return h("tr", { dataset: { run: r.id, status: r.status } },
     h("td", h("a.mono", { href: `#/runs/${enc(r.id)}` }, r.id.slice(0, 8) + "…" + r.id.slice(-6))),
     h("td", r.workflow, h("span.muted", ` v${r.version}`)),
