@@ -9,7 +9,8 @@
 // figure (default 3, at least 3), -sustain / BENCH_SUSTAIN the diamond load's
 // duration (default 20s), -only / BENCH_ONLY comma-separated workload names,
 // -profile / BENCH_PROFILE a file for the orchestrator's CPU profile during
-// the diamond load, -cluster / BENCH_CLUSTER=1 the cluster setup (below),
+// the diamond load (and `braid dev`'s during dev_diamond, in the same name
+// with -dev before its extension), -cluster / BENCH_CLUSTER=1 the cluster setup (below),
 // -smoke tiny sizes, -keep keep the logs directory.
 //
 // The cluster setup runs the same workloads on a Redis Cluster of three
@@ -72,7 +73,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	reps := fs.String("reps", getenv("BENCH_REPS"), "repetitions per figure (≥ 3)")
 	sustain := fs.String("sustain", getenv("BENCH_SUSTAIN"), "duration of the diamond load, e.g. 60s")
 	fs.StringVar(&c.only, "only", getenv("BENCH_ONLY"), "comma-separated workloads (floor always runs)")
-	fs.StringVar(&c.profile, "profile", getenv("BENCH_PROFILE"), "write the orchestrator's CPU profile during the diamond load here")
+	fs.StringVar(&c.profile, "profile", getenv("BENCH_PROFILE"), "write the orchestrator's CPU profile during the diamond load here (braid dev's during dev_diamond: -dev before the extension)")
 	fs.BoolVar(&c.cluster, "cluster", isTrue(getenv("BENCH_CLUSTER")), "run on a 3+3 Redis Cluster and 3 kfake brokers")
 	fs.BoolVar(&c.smoke, "smoke", false, "tiny sizes (seconds), for the test")
 	fs.BoolVar(&c.keep, "keep", false, "keep the directory of process logs")

@@ -55,9 +55,10 @@ type Dev struct {
 
 // StartDev starts `braid dev` (bins.Braid) with its data under dir/data and
 // its log in dir, and waits until its banner is printed, its api key is
-// stored and ready(d) holds. On failure the process is stopped and the
-// error holds the end of its log.
-func StartDev(bins procstack.Binaries, dir string, ready func(d *Dev) bool) (*Dev, error) {
+// stored and ready(d) holds. When pprofAddr is set it is the process's
+// BRAID_PPROF_ADDR. On failure the process is stopped and the error holds
+// the end of its log.
+func StartDev(bins procstack.Binaries, dir, pprofAddr string, ready func(d *Dev) bool) (*Dev, error) {
 	var addrs [3]string
 	for i := range addrs {
 		a, err := procstack.FreeAddr()
@@ -70,7 +71,11 @@ func StartDev(bins procstack.Binaries, dir string, ready func(d *Dev) bool) (*De
 	for i := range DevWorkers {
 		d.WorkerIDs = append(d.WorkerIDs, fmt.Sprintf("%s%d", devWorkerPrefix, i+1))
 	}
-	p, err := procstack.Start(procstack.Spec{Name: "braid-dev", Bin: bins.Braid, Dir: dir,
+	var env []string
+	if pprofAddr != "" {
+		env = append(env, "BRAID_PPROF_ADDR="+pprofAddr)
+	}
+	p, err := procstack.Start(procstack.Spec{Name: "braid-dev", Bin: bins.Braid, Dir: dir, Env: env,
 		Args: []string{"dev", "--addr", addrs[0], "--kafka-addr", addrs[1], "--redis-addr", addrs[2], "--data-dir", d.dataDir,
 			"--worker-concurrency", strconv.Itoa(DevConcurrency)}})
 	if err != nil {

@@ -18,7 +18,7 @@ func Diamonds(ctx context.Context, e *Env) (Line, error) {
 	c, d := e.Sizes.Diamonds, e.Sizes.Sustain
 	l := Line{Workload: fmt.Sprintf("diamond_%d_concurrent", c), N: c, Runs: e.Reps,
 		Method: fmt.Sprintf("n runs of a 10-node diamond (root, 8 parallel, join) kept in flight for %s (BENCH_SUSTAIN), a new run started over HTTP "+
-			"whenever one ends (its state read from Redis, read-only, every %s); %s; wall_ms: the window; rss_mb: orchestrator VmHWM during the window; "+
+			"whenever one ends (learnt read-only from Redis every %s: the in-flight runs looked up in the active-runs index, ZMSCORE, and the state of those gone from it read from their run hash); %s; wall_ms: the window; rss_mb: orchestrator VmHWM during the window; "+
 			"floor_ratio: tasks_per_s / (floor hops/s / 2), a task being two messages (higher is better here); "+
 			"cpu_pct_*: CPU time (utime+stime, /proc) of each process group over the window and its drain, in %% of one core (kfake runs inside the braid infra process); %s",
 			d, statePoll, sustainMethod, pooledMethod)}
@@ -181,6 +181,9 @@ func (r *sustained) add(run runState, endMs int64) {
 // After the window it waits until none is in flight.
 func (s *session) harvest(ctx context.Context, inflight *idSet, tokens chan<- struct{}, end time.Time, endMs int64) (sustained, error) {
 	var res sustained
+	if err := s.readLayout(ctx); err != nil {
+		return res, err
+	}
 	drainBy := end.Add(drainTimeout)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -193,7 +196,7 @@ func (s *session) harvest(ctx context.Context, inflight *idSet, tokens chan<- st
 		if time.Now().After(drainBy) {
 			return res, fmt.Errorf("%d runs still in flight %s after the window", len(ids), drainTimeout)
 		}
-		states, err := s.runStates(ctx, ids)
+		states, err := s.endedStates(ctx, ids)
 		if err != nil {
 			return res, err
 		}

@@ -133,7 +133,8 @@ func (e *Env) startSession(ctx context.Context, name string, pprofAddr string) (
 
 // startSessionWith is startSession with the services' options given. On
 // the dev setup (Env.OnDev) it starts a fresh `braid dev` instead, as a
-// user runs it: opts do not apply there.
+// user runs it: of opts only OrchestratorPprof applies there, as the
+// process's pprof address.
 func (e *Env) startSessionWith(ctx context.Context, name string, opts stack.Options) (*session, error) {
 	dir := filepath.Join(e.Dir, name)
 	if e.dev {
@@ -145,7 +146,7 @@ func (e *Env) startSessionWith(ctx context.Context, name string, opts stack.Opti
 	var s *session
 	var err error
 	if e.dev {
-		s, err = e.startDev(ctx, dir)
+		s, err = e.startDev(ctx, dir, opts.OrchestratorPprof)
 	} else {
 		s, err = e.startServices(ctx, dir, opts)
 	}
@@ -174,10 +175,11 @@ func (e *Env) startServices(ctx context.Context, dir string, opts stack.Options)
 		bus:  eventbus.Config{Brokers: e.Infra.BrokerList(), TopicPrefix: svc.TopicPrefix, ClientID: "braid-bench"}}, nil
 }
 
-// startDev starts a fresh `braid dev` and a client of its Redis; its keys
-// and topics carry no namespace or prefix, as for a user.
-func (e *Env) startDev(ctx context.Context, dir string) (*session, error) {
-	d, err := stack.StartDev(e.Bins, dir, func(d *stack.Dev) bool {
+// startDev starts a fresh `braid dev` (serving pprof at pprofAddr when
+// set) and a client of its Redis; its keys and topics carry no namespace
+// or prefix, as for a user.
+func (e *Env) startDev(ctx context.Context, dir, pprofAddr string) (*session, error) {
+	d, err := stack.StartDev(e.Bins, dir, pprofAddr, func(d *stack.Dev) bool {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		return api.New(d.URL, d.Key, 1).Ready(rctx, d.WorkerIDs)

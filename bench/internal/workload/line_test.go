@@ -99,3 +99,15 @@ func TestLineJSONDuplicateKey(t *testing.T) {
 	_, err := json.Marshal(l)
 	require.ErrorContains(t, err, "outstanding_max")
 }
+
+func TestDevProfilePathKeepsBothProfiles(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/orch.pprof": "/tmp/orch-dev.pprof",
+		"cpu":             "cpu-dev",
+		"a.b/c.prof":      "a.b/c-dev.prof",
+	} {
+		if got := DevProfilePath(in); got != want {
+			t.Errorf("DevProfilePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

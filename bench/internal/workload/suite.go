@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -65,12 +66,23 @@ const devPrefix = "dev_"
 func OnDev(w Workload) Workload {
 	return func(ctx context.Context, e *Env) (Line, error) {
 		d := *e
-		d.dev, d.Profile = true, ""
+		d.dev = true
+		if d.ProfilePath != "" {
+			d.ProfilePath = DevProfilePath(d.ProfilePath)
+		}
 		l, err := w(ctx, &d)
 		l.Setup = stack.SetupDev
 		l.Method += ". " + devNote
 		return l, err
 	}
+}
+
+// DevProfilePath is where a dev-setup workload writes the CPU profile asked
+// for at path (BENCH_PROFILE): "-dev" before its extension, so that
+// diamond and dev_diamond in one bench keep both profiles.
+func DevProfilePath(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-dev" + ext
 }
 
 // devNote is added to every dev-setup line's method.
