@@ -29,7 +29,14 @@ const (
 	DefaultAdminTimeout      = 10 * time.Second
 	DefaultPublishTimeout    = 30 * time.Second
 	DefaultFetchBuffer       = 64
+	DefaultPrefetchBytes     = 16 << 20
 )
+
+// kafkaQueueMax bounds kafka-go's own queue of fetched records (its
+// QueueCapacity, kafka-go's default): a consumer with a large FetchBuffer
+// (the orchestrator's batch) gathers its records in its own buffer, which
+// PrefetchBytes bounds, not in kafka-go's, which counts records only.
+const kafkaQueueMax = 100
 
 // maxMessageBytes is the largest record (key + value + headers) a Producer
 // sends: Kafka's default message.max.bytes is 1 MiB plus overhead, and SPEC
@@ -99,10 +106,16 @@ type Config struct {
 	// broker.session.timeout.ms (9 s) and then elects new leaders.
 	// Default 30 s.
 	PublishTimeout time.Duration
-	// FetchBuffer is how many messages a Consumer prefetches ahead of Fetch,
-	// in its own buffer and again in kafka-go's queue, so at most about
-	// 2×FetchBuffer records are held in memory. Default 64.
+	// FetchBuffer is how many messages a Consumer prefetches ahead of Fetch
+	// in its own buffer (kafka-go's queue holds up to min(FetchBuffer, 100)
+	// more), and so the most one Fetch returns without waiting: a consumer
+	// that handles records in batches wants it as large as its batch.
+	// Default 64.
 	FetchBuffer int
+	// PrefetchBytes bounds the bytes (keys, values, headers) of the records
+	// in a Consumer's own buffer: a pump waits for a Fetch rather than exceed
+	// it, except for a record arriving at an empty buffer. Default 16 MiB.
+	PrefetchBytes int64
 	// Logger receives kafka-go's error log lines (failed dials, retries,
 	// group errors) at level Warn, and its informational lines (group
 	// joins, assignments, generation ends) at level Debug. Default:
@@ -138,6 +151,7 @@ func (c Config) withDefaults() Config {
 	c.AdminTimeout = cmp.Or(c.AdminTimeout, DefaultAdminTimeout)
 	c.PublishTimeout = cmp.Or(c.PublishTimeout, DefaultPublishTimeout)
 	c.FetchBuffer = cmp.Or(c.FetchBuffer, DefaultFetchBuffer)
+	c.PrefetchBytes = cmp.Or(c.PrefetchBytes, DefaultPrefetchBytes)
 	return c
 }
 
@@ -160,6 +174,7 @@ func (c Config) validate() error {
 		{"partitions", c.Partitions, c.Partitions < 0},
 		{"replication factor", c.ReplicationFactor, c.ReplicationFactor < 0},
 		{"fetch buffer", c.FetchBuffer, c.FetchBuffer < 0},
+		{"prefetch bytes", c.PrefetchBytes, c.PrefetchBytes < 0},
 		{"session timeout", c.SessionTimeout, c.SessionTimeout < 0},
 		{"heartbeat interval", c.HeartbeatInterval, c.HeartbeatInterval < 0},
 		{"rebalance timeout", c.RebalanceTimeout, c.RebalanceTimeout < 0},

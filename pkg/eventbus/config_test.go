@@ -15,7 +15,7 @@ func TestConfigDefaults(t *testing.T) {
 		Brokers: []string{"b:9092"}, ClientID: "braid", Partitions: 6,
 		SessionTimeout: 3 * time.Second, HeartbeatInterval: 500 * time.Millisecond,
 		RebalanceTimeout: 5 * time.Second, JoinGroupBackoff: 250 * time.Millisecond, MaxWait: 250 * time.Millisecond,
-		AdminTimeout: 10 * time.Second, PublishTimeout: 30 * time.Second, FetchBuffer: 64,
+		AdminTimeout: 10 * time.Second, PublishTimeout: 30 * time.Second, FetchBuffer: 64, PrefetchBytes: 16 << 20,
 	}, got)
 }
 
@@ -32,6 +32,7 @@ func TestConfigValidate(t *testing.T) {
 		{"empty broker", func(c Config) Config { c.Brokers = []string{""}; return c }, "broker 0 is empty"},
 		{"negative partitions", func(c Config) Config { c.Partitions = -1; return c }, "partitions -1 is negative"},
 		{"negative max wait", func(c Config) Config { c.MaxWait = -time.Second; return c }, "max wait -1s is negative"},
+		{"negative prefetch bytes", func(c Config) Config { c.PrefetchBytes = -1; return c }, "prefetch bytes -1 is negative"},
 		{"heartbeat too slow", func(c Config) Config { c.HeartbeatInterval = 3 * time.Second; return c }, "heartbeat interval 3s not below session timeout 3s"},
 		{"bad prefix", func(c Config) Config { c.TopicPrefix = "a/b"; return c }, `topic prefix "a/b"`},
 		{"good prefix", func(c Config) Config { c.TopicPrefix = "t-1.x_"; return c }, ""},

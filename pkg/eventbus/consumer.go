@@ -62,7 +62,7 @@ type Consumer struct {
 // partitions (alignedRange), StartOffset FirstOffset (a live view that
 // starts at the end is a Tail), CommitInterval 0 (Commit is synchronous),
 // MinBytes 1 (a fetch returns as soon as one record is there), the group
-// timeouts and MaxWait of cfg, and QueueCapacity cfg.FetchBuffer;
+// timeouts and MaxWait of cfg, and QueueCapacity min(cfg.FetchBuffer, kafkaQueueMax);
 // readerDialer (a cancelled partition reader closes its connection, so a
 // rebalance does not wait out a fetch).
 //
@@ -121,7 +121,7 @@ func readerConfig(cfg Config, group string, topics []string) kafka.ReaderConfig 
 		MinBytes:               1,
 		MaxBytes:               maxMessageBytes,
 		MaxWait:                cfg.MaxWait,
-		QueueCapacity:          cfg.FetchBuffer,
+		QueueCapacity:          min(cfg.FetchBuffer, kafkaQueueMax),
 		SessionTimeout:         cfg.SessionTimeout,
 		HeartbeatInterval:      cfg.HeartbeatInterval,
 		RebalanceTimeout:       cfg.RebalanceTimeout,

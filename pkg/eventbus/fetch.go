@@ -3,6 +3,7 @@ package eventbus
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/braidhq/braid/pkg/clock"
 	"github.com/segmentio/kafka-go"
@@ -19,7 +20,9 @@ import (
 // skips a ready record), stopping at limit or when the channel is empty. So the
 // batch holds what the pump had received by then; records still inside
 // kafka-go's queue come with the next Fetch. Memory stays bounded by the two
-// queues (about 2×FetchBuffer records).
+// queues: the channel holds at most FetchBuffer records and PrefetchBytes
+// of them (one record more when a single one is larger), kafka-go's queue
+// at most min(FetchBuffer, kafkaQueueMax) records.
 //
 // The records are not committed; pass them to Commit once handled. After a
 // rebalance, prefetched records of partitions this member no longer owns may
@@ -39,10 +42,67 @@ type prefetch struct {
 	msgs chan Message  // filled by the pumps, cap cfg.FetchBuffer
 	errs chan error    // the oldest fetch error not yet returned, cap 1
 	stop chan struct{} // closed by Close
+	room *room         // bytes of the records in msgs (and on their way in)
 }
 
 func newPrefetch(cfg Config) prefetch {
-	return prefetch{cfg: cfg, msgs: make(chan Message, cfg.FetchBuffer), errs: make(chan error, 1), stop: make(chan struct{})}
+	return prefetch{cfg: cfg, msgs: make(chan Message, cfg.FetchBuffer), errs: make(chan error, 1), stop: make(chan struct{}),
+		room: newRoom(cfg.PrefetchBytes)}
+}
+
+// room bounds the bytes a prefetch holds: a pump takes a record's size
+// before it sends the record, Fetch gives back what its batch took. A
+// record is always let in when nothing is held, so one larger than the
+// bound still moves.
+type room struct {
+	max   int64
+	mu    sync.Mutex
+	held  int64
+	freed chan struct{} // closed (and replaced) whenever bytes are given back
+}
+
+func newRoom(max int64) *room { return &room{max: max, freed: make(chan struct{})} }
+
+// take waits until n bytes fit (or nothing is held) and counts them; false
+// when ctx ended first.
+func (r *room) take(ctx context.Context, n int64) bool {
+	for {
+		r.mu.Lock()
+		if r.held == 0 || r.held+n <= r.max {
+			r.held += n
+			r.mu.Unlock()
+			return true
+		}
+		freed := r.freed
+		r.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// give returns n bytes and wakes every pump waiting for room.
+func (r *room) give(n int64) {
+	if n == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.held -= n
+	close(r.freed)
+	r.freed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// size is what a record counts against PrefetchBytes: its key, value and
+// headers.
+func (m Message) size() int64 {
+	n := len(m.Key) + len(m.Value)
+	for k, v := range m.Headers {
+		n += len(k) + len(v)
+	}
+	return int64(n)
 }
 
 // closedErr returns ErrClosed once Close has started.
@@ -78,10 +138,13 @@ func (p *prefetch) fetch(ctx context.Context, limit int, name string) ([]Message
 	}
 	out := make([]Message, 1, min(limit, 1+len(p.msgs)))
 	out[0] = first
+	bytes := first.size()
+	defer func() { p.room.give(bytes) }()
 	for len(out) < limit {
 		select {
 		case m := <-p.msgs:
 			out = append(out, m)
+			bytes += m.size()
 		default:
 			p.cfg.observeLag(out)
 			return out, nil
@@ -114,8 +177,12 @@ func (p *prefetch) pump(ctx context.Context, r *kafka.Reader) {
 			}
 			continue
 		}
+		m := p.cfg.fromKafka(km)
+		if !p.room.take(ctx, m.size()) {
+			return
+		}
 		select {
-		case p.msgs <- p.cfg.fromKafka(km):
+		case p.msgs <- m:
 		case <-ctx.Done():
 			return
 		}

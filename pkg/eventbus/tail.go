@@ -50,7 +50,7 @@ type Tail struct {
 // error (create topics first with EnsureTopics).
 //
 // Reader settings: one kafka-go reader per partition, at the listed
-// offset, MinBytes 1, MaxWait of cfg, QueueCapacity cfg.FetchBuffer,
+// offset, MinBytes 1, MaxWait of cfg, QueueCapacity min(cfg.FetchBuffer, kafkaQueueMax),
 // readerDialer.
 func OpenTail(ctx context.Context, cfg Config, topic string) (*Tail, error) {
 	cfg, err := cfg.resolve("open tail topic=" + topic)
@@ -85,7 +85,7 @@ func (t *Tail) reader(p int, off int64) (*kafka.Reader, error) {
 	cfg := t.cfg
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: cfg.Brokers, Topic: t.wire, Partition: p, Dialer: readerDialer(cfg),
-		MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: cfg.MaxWait, QueueCapacity: cfg.FetchBuffer,
+		MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: cfg.MaxWait, QueueCapacity: min(cfg.FetchBuffer, kafkaQueueMax),
 		ErrorLogger: cfg.errorLogger(), Logger: cfg.infoLogger(),
 	})
 	if err := r.SetOffset(off); err != nil {

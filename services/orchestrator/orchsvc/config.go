@@ -40,7 +40,9 @@ type Config struct {
 	// killed predecessor (eventbus.Config.InstanceID), instead of waiting out
 	// the lock TTL and the group session. Requires a non-empty ID.
 	StableID bool
-	// Bus is the Kafka configuration.
+	// Bus is the Kafka configuration. A zero Bus.FetchBuffer becomes
+	// BatchMax: the consumer prefetches a whole batch while one is handled
+	// (eventbus.Config.PrefetchBytes bounds its bytes).
 	Bus eventbus.Config
 	// Redis is the state store client (required).
 	Redis redis.UniversalClient
@@ -111,6 +113,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.Group = cmp.Or(c.Group, GroupID)
 	c.BatchMax = cmp.Or(c.BatchMax, 1000)
+	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchBuffer, c.BatchMax)
 	c.LockTTL = cmp.Or(c.LockTTL, 4*time.Second)
 	c.IdleRelease = cmp.Or(c.IdleRelease, 3*time.Second)
 	c.LockWait = cmp.Or(c.LockWait, 20*time.Second)

@@ -25,3 +25,15 @@ func TestRunJoinsItsGoroutines(t *testing.T) {
 			Bus:   eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."}})
 	})
 }
+
+// TestConsumerPrefetchesABatch: the orchestrator's consumer prefetches as
+// many records as a batch holds (BatchMax), unless its Bus says otherwise.
+// With eventbus's default of 64 every batch held at most 65 records, and
+// under load the loop spent its time on the fixed costs of small batches
+// (the diamond load's throughput 20–25 % lower).
+func TestConsumerPrefetchesABatch(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 1000, Config{}.withDefaults().Bus.FetchBuffer)
+	require.Equal(t, 300, Config{BatchMax: 300}.withDefaults().Bus.FetchBuffer)
+	require.Equal(t, 50, Config{BatchMax: 300, Bus: eventbus.Config{FetchBuffer: 50}}.withDefaults().Bus.FetchBuffer)
+}
