@@ -67,6 +67,9 @@ services/api/apisvc/runs_list.go|		size = max(size, runScanBatch)|		size = max(s
 pkg/eventbus/consumer.go|		WatchPartitionChanges:  true,|		WatchPartitionChanges:  false,|pkg|./eventbus|^TestGroupConsumesPartitionsAddedLater$
 pkg/eventbus/tail.go|	t.pumps.Go(func() { t.watch(pumpCtx) })|	_ = t.watch|pkg|./eventbus|^TestTailReadsPartitionsAddedLater$
 pkg/eventbus/producer.go|	if len(offsets) > 0 {|	if false && len(offsets) > 0 {|pkg|./eventbus|^TestPrepareLeavesPublishNothingToLookUp$
+services/orchestrator/orchsvc/config.go|	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchBuffer, c.BatchMax)|	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchBuffer, 0)|services/orchestrator|./orchsvc|^TestConsumerPrefetchesABatch$
+pkg/eventbus/fetch.go|		if r.held == 0 \|\| r.held+n <= r.max {|		if true {|pkg|./eventbus|^TestRoomBoundsBytes$\|^TestPrefetchBytesBoundsABatch$
+pkg/eventbus/fetch.go|	defer func() { p.room.give(bytes) }()|	_ = bytes|pkg|./eventbus|^TestRoomBoundsBytes$\|^TestPrefetchBytesBoundsABatch$
 LIST
 )
 
