@@ -55,10 +55,11 @@ func newPrefetch(cfg Config) prefetch {
 // record is always let in when nothing is held, so one larger than the
 // bound still moves.
 type room struct {
-	max   int64
-	mu    sync.Mutex
-	held  int64
-	freed chan struct{} // closed (and replaced) whenever bytes are given back
+	max     int64
+	mu      sync.Mutex
+	held    int64
+	freed   chan struct{} // closed (and replaced) when bytes are given back while a pump waits
+	waiting bool          // a pump holds freed
 }
 
 func newRoom(max int64) *room { return &room{max: max, freed: make(chan struct{})} }
@@ -74,6 +75,7 @@ func (r *room) take(ctx context.Context, n int64) bool {
 			return true
 		}
 		freed := r.freed
+		r.waiting = true
 		r.mu.Unlock()
 		select {
 		case <-freed:
@@ -90,8 +92,10 @@ func (r *room) give(n int64) {
 	}
 	r.mu.Lock()
 	r.held -= n
-	close(r.freed)
-	r.freed = make(chan struct{})
+	if r.waiting { // else nobody listens: no channel to replace on every Fetch
+		close(r.freed)
+		r.freed, r.waiting = make(chan struct{}), false
+	}
 	r.mu.Unlock()
 }
 
