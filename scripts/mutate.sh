@@ -70,6 +70,7 @@ pkg/eventbus/producer.go|	if len(offsets) > 0 {|	if false && len(offsets) > 0 {|
 services/orchestrator/orchsvc/config.go|	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchBuffer, c.BatchMax)|	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchBuffer, 0)|services/orchestrator|./orchsvc|^TestConsumerPrefetchesABatch$
 pkg/eventbus/fetch.go|		if r.held == 0 \|\| r.held+n <= r.max {|		if true {|pkg|./eventbus|^TestRoomBoundsBytes$\|^TestPrefetchBytesBoundsABatch$
 pkg/eventbus/fetch.go|	defer func() { p.room.give(bytes) }()|	_ = bytes|pkg|./eventbus|^TestRoomBoundsBytes$\|^TestPrefetchBytesBoundsABatch$
+pkg/eventbus/fetch.go|		r.waiting = true|		_ = true|pkg|./eventbus|^TestRoomBoundsBytes$
 LIST
 )
 
