@@ -91,6 +91,7 @@ func TestMetricsOnEveryService(t *testing.T) {
 		workerEnv: func(int) []string { return []string{"BRAID_WORKER_HTTP_ADDR=" + workerAddr} }})
 	t.Cleanup(stop)
 	s.dumpOnFailure(t)
+	waitOpsReady(t, orchAddr, workerAddr)
 	urls := map[string]string{catalog.API: s.URL + "/metrics",
 		catalog.Orchestrator: "http://" + orchAddr + "/metrics", catalog.Worker: "http://" + workerAddr + "/metrics"}
 	before := map[string]map[string]*dto.MetricFamily{}

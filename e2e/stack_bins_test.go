@@ -127,6 +127,7 @@ func TestServiceHealthchecks(t *testing.T) {
 	f := startFaultStack(t, stackOpts{workers: 1,
 		orchEnv:   func(int) []string { return []string{"BRAID_ORCHESTRATOR_METRICS_ADDR=" + orchAddr} },
 		workerEnv: func(int) []string { return []string{"BRAID_WORKER_HTTP_ADDR=" + workerAddr} }})
+	waitOpsReady(t, orchAddr, workerAddr)
 	check := func(bin string, env ...string) error {
 		cmd := exec.Command(bin, "healthcheck")
 		cmd.Env = append(baseEnv(), env...)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -241,6 +242,29 @@ func (s *Stack) dumpOnFailure(t testing.TB) {
 // freeAddr is 127.0.0.1:<free port>.
 func freeAddr(t testing.TB) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testinfra.FreePort(t)))
+}
+
+// waitOpsReady waits until each ops listener (an orchestrator's metrics
+// address, a worker's HTTP address) answers GET /readyz with 200. A stack
+// is ready once the api and the workers are; an orchestrator binds its
+// listener only after it has joined its consumer group, so a test reading
+// it right away could find nothing listening yet.
+func waitOpsReady(t testing.TB, addrs ...string) {
+	t.Helper()
+	hc := &http.Client{Timeout: httpTimeout}
+	for _, addr := range addrs {
+		err := poll(readyTimeout, func() (bool, error) {
+			resp, err := hc.Get("http://" + addr + "/readyz")
+			if err != nil {
+				return false, nil // not listening yet: poll again
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode == http.StatusOK, nil
+		})
+		if err != nil {
+			t.Fatalf("%s/readyz: %v", addr, err)
+		}
+	}
 }
 
 // randomHex returns n random bytes as hex.
