@@ -24,12 +24,14 @@ const (
 //
 //	KEYS[1] run hash   KEYS[2] nodes hash   KEYS[3] outputs hash
 //	ARGV[1] channel    ARGV[2] run id       ARGV[3] most bytes   ARGV[4] most fields
+//	ARGV[5] "1": send nothing when the channel has no subscriber
 //
 // The message is the run id, then (unless the run is too large) a newline
 // and the three hashes in that order, each as "<pairs>;" followed by its
 // fields and values as "<length>:<bytes>" (binary-safe). Returns
-// PUBLISH's answer.
+// PUBLISH's answer (0 when nothing was sent).
 var endedScript = redis.NewScript(`
+if ARGV[5] == '1' and redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2] == 0 then return 0 end
 local msg = ARGV[2]
 local n = redis.call('HLEN', KEYS[1]) + redis.call('HLEN', KEYS[2]) + redis.call('HLEN', KEYS[3])
 if n <= tonumber(ARGV[4]) then
@@ -49,9 +51,15 @@ return redis.call('PUBLISH', ARGV[1], msg)
 // a terminal status. Queue it after the write that ended the run (in the
 // same pipeline on one server, so the notice carries that write's
 // outcome). Best effort, as pub/sub is.
-func (k Keys) QueueEnded(ctx context.Context, pipe redis.Pipeliner, run string) *redis.Cmd {
+//
+// With heardOnly the notice is neither built nor sent while nobody is
+// subscribed to the channel (the api subscribes only while requests wait
+// for runs): building one reads the whole run. Only on one server: on a
+// Redis Cluster a node counts its own subscribers only, while PUBLISH
+// reaches those of every node.
+func (k Keys) QueueEnded(ctx context.Context, pipe redis.Pipeliner, run string, heardOnly bool) *redis.Cmd {
 	return endedScript.EvalSha(ctx, pipe, []string{k.Run(run), k.Nodes(run), k.Outputs(run)},
-		k.EndedChannel(), run, endedMaxBytes, endedMaxFields)
+		k.EndedChannel(), run, endedMaxBytes, endedMaxFields, boolArg(heardOnly))
 }
 
 // ParseEnded reads an EndedChannel message: the run id, and the run as it

@@ -29,7 +29,7 @@ func TestEndedNoticeCarriesTheRun(t *testing.T) {
 	require.NoError(t, err)
 	notice := func(run string) string {
 		pipe := rdb.Pipeline()
-		k.QueueEnded(ctx, pipe, run)
+		k.QueueEnded(ctx, pipe, run, true)
 		_, err := pipe.Exec(ctx)
 		require.NoError(t, err)
 		m, err := sub.ReceiveMessage(ctx)
@@ -65,6 +65,50 @@ func TestEndedNoticeCarriesTheRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "r3", run)
 	require.Nil(t, got, "a notice over 64 KiB carries the id alone")
+}
+
+// TestEndedNoticeOnlyWhenHeard: with heardOnly the notice is sent only
+// while the channel has a subscriber (Redis's PUBSUB NUMSUB, which counts
+// no pattern subscriptions: a pattern subscriber sees what was sent);
+// without it, always.
+func TestEndedNoticeOnlyWhenHeard(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rdb := testinfra.StartRedis(t).Client(t)
+	k := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
+	require.NoError(t, statestore.LoadScripts(ctx, rdb))
+	require.NoError(t, rdb.HSet(ctx, k.Run("r1"), "status", "succeeded").Err())
+	watch := rdb.PSubscribe(ctx, k.EndedChannel()+"*")
+	t.Cleanup(func() { _ = watch.Close() })
+	_, err := watch.Receive(ctx) // psubscribed
+	require.NoError(t, err)
+	send := func(run string, heardOnly bool) {
+		pipe := rdb.Pipeline()
+		k.QueueEnded(ctx, pipe, run, heardOnly)
+		_, err := pipe.Exec(ctx)
+		require.NoError(t, err)
+	}
+	send("unheard", true) // nobody subscribed: not sent
+	send("always", false) // sent regardless
+	m, err := watch.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	run, _, err := statestore.ParseEnded(m.Payload)
+	require.NoError(t, err)
+	require.Equal(t, "always", run, "the notice nobody was subscribed for was not sent")
+
+	sub := rdb.Subscribe(ctx, k.EndedChannel())
+	t.Cleanup(func() { _ = sub.Close() })
+	_, err = sub.Receive(ctx) // subscribed
+	require.NoError(t, err)
+	send("r1", true)
+	m, err = watch.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	run, got, err := statestore.ParseEnded(m.Payload)
+	require.NoError(t, err)
+	require.Equal(t, "r1", run, "heard: sent")
+	require.NotNil(t, got)
+	require.Equal(t, "succeeded", got.Fields["status"])
 }
 
 // TestParseEndedRefusesMalformedNotices: a notice that is not what

@@ -132,7 +132,7 @@ func exerciseRunScripts(t *testing.T, ctx context.Context, rdb redis.UniversalCl
 	pipe := rdb.Pipeline()
 	write := k.QueueWrite(ctx, pipe, fullWrite("r1", fence, lock))
 	start := k.QueueStart(ctx, pipe, fullWrite("r2", 0, ""), statestore.LockRequest{HeldLock: statestore.HeldLock{Run: "r2", Value: "v2"}}, time.Minute)
-	k.QueueEnded(ctx, pipe, "r1")
+	k.QueueEnded(ctx, pipe, "r1", false)
 	_, err := pipe.Exec(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, statestore.WriteApplied, write.Val())

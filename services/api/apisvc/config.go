@@ -24,6 +24,7 @@ const (
 	DefaultFeedLinger      = 30 * time.Second
 	DefaultMaxWaiters      = 10000
 	DefaultWaitRecheck     = time.Second
+	DefaultWaitLinger      = 30 * time.Second
 	DefaultLogPoll         = 500 * time.Millisecond
 	DefaultRequestTimeout  = 10 * time.Second
 	DefaultShutdownTimeout = 20 * time.Second
@@ -91,6 +92,11 @@ type Config struct {
 	// run-ended announcement came (one lost while the subscription
 	// reconnected). Default 1s.
 	WaitRecheck time.Duration
+	// WaitLinger is how long the api stays subscribed to the run-ended
+	// channel after its last waiting request left; while nobody is
+	// subscribed, orchestrators on one Redis server build no run-ended
+	// notices. Default 30s.
+	WaitLinger time.Duration
 	// LogPoll is how often a followed task log is polled. Default 500ms.
 	LogPoll time.Duration
 	// RequestTimeout bounds the Redis and Kafka calls of one request. Default 10s.
@@ -153,6 +159,7 @@ func (c Config) withDefaults() Config {
 	c.FeedLinger = cmp.Or(c.FeedLinger, DefaultFeedLinger)
 	c.MaxWaiters = cmp.Or(c.MaxWaiters, DefaultMaxWaiters)
 	c.WaitRecheck = cmp.Or(c.WaitRecheck, DefaultWaitRecheck)
+	c.WaitLinger = cmp.Or(c.WaitLinger, DefaultWaitLinger)
 	c.LogPoll = cmp.Or(c.LogPoll, DefaultLogPoll)
 	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
 	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
@@ -183,7 +190,7 @@ func (c Config) validate() error {
 	errs = append(errs, c.checkShellKeys()...)
 	errs = append(errs, confcheck.Positive("MaxBodyBytes", c.MaxBodyBytes), confcheck.Positive("KeepAlive", c.KeepAlive),
 		confcheck.Positive("SSEBuffer", c.SSEBuffer), confcheck.Positive("FeedLinger", c.FeedLinger), confcheck.Positive("MaxWaiters", c.MaxWaiters),
-		confcheck.Positive("WaitRecheck", c.WaitRecheck), confcheck.Positive("LogPoll", c.LogPoll),
+		confcheck.Positive("WaitRecheck", c.WaitRecheck), confcheck.Positive("WaitLinger", c.WaitLinger), confcheck.Positive("LogPoll", c.LogPoll),
 		confcheck.Positive("RequestTimeout", c.RequestTimeout), confcheck.Positive("ShutdownTimeout", c.ShutdownTimeout),
 		confcheck.Positive("RateBurst", c.RateBurst), confcheck.Positive("ReadHeaderTimeout", c.ReadHeaderTimeout),
 		confcheck.Positive("ReadTimeout", c.ReadTimeout), confcheck.Positive("WriteTimeout", c.WriteTimeout),

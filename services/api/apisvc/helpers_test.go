@@ -76,6 +76,8 @@ type envOpts struct {
 	// maxWaiters and waitRecheck are Config.MaxWaiters and Config.WaitRecheck.
 	maxWaiters  int
 	waitRecheck time.Duration
+	// waitLinger is Config.WaitLinger.
+	waitLinger time.Duration
 	// limits and timeouts sets the Config fields of the same names.
 	limits   limitOpts
 	timeouts timeoutOpts
@@ -118,7 +120,7 @@ func setup(t *testing.T, o envOpts) *env {
 		},
 		Bus: e.bus, Redis: e.rdb, Keys: e.keys, Logger: logger,
 		KeepAlive: o.keepAlive, MaxBodyBytes: o.maxBody, SSEBuffer: o.sseBuffer, LogPoll: 50 * time.Millisecond,
-		RequestTimeout: o.timeout, MaxWaiters: o.maxWaiters, WaitRecheck: o.waitRecheck, AuthOff: o.authOff, ShellKeys: o.shellKeys,
+		RequestTimeout: o.timeout, MaxWaiters: o.maxWaiters, WaitRecheck: o.waitRecheck, WaitLinger: o.waitLinger, AuthOff: o.authOff, ShellKeys: o.shellKeys,
 		RateLimit: o.limits.rate, RateBurst: o.limits.burst, MaxStreamsPerKey: o.limits.streamsPerKey, MaxWaitersPerKey: o.limits.waitersPerKey,
 		ReadHeaderTimeout: o.timeouts.readHeader, ReadTimeout: o.timeouts.read, WriteTimeout: o.timeouts.write, MaxHeaderBytes: o.timeouts.maxHeaderBytes,
 	})

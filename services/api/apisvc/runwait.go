@@ -50,9 +50,31 @@ func (s *Server) register(c *gin.Context, run string, until time.Time) (*waiter,
 		return nil, false
 	}
 	w.client = client
+	s.awaitSubscribed(c, w, until)
 	s.metrics.waiting.Inc()
 	writeBy(c, until.Add(s.cfg.WriteTimeout))
 	return w, true
+}
+
+// awaitSubscribed waits until announcements reach the api (endings), so
+// that a run ending from now on is announced to w: the api subscribes to
+// the run-ended channel only while requests wait. It waits no longer than
+// WaitRecheck or until; if the subscription is not confirmed by then, w's
+// re-read timer stands in for the announcement.
+func (s *Server) awaitSubscribed(c *gin.Context, w *waiter, until time.Time) {
+	select {
+	case <-w.subscribed:
+		return
+	default:
+	}
+	t := time.NewTimer(min(s.cfg.WaitRecheck, time.Until(until)))
+	defer t.Stop()
+	select {
+	case <-w.subscribed:
+	case <-t.C:
+	case <-s.closing:
+	case <-c.Request.Context().Done():
+	}
 }
 
 // unregister removes a waiter added by register.

@@ -1,6 +1,7 @@
 package apisvc_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func TestRunWaitAnsweredFromTheAnnouncedRun(t *testing.T) {
 	require.NoError(t, statestore.LoadScripts(ctx, e.rdb))
 	tx := e.rdb.TxPipeline()
 	tx.HSet(ctx, e.keys.Run(id), records.FieldStatus, "succeeded")
-	e.keys.QueueEnded(ctx, tx, id)
+	e.keys.QueueEnded(ctx, tx, id, true)
 	tx.HSet(ctx, e.keys.Run(id), records.FieldStatus, "pending")
 	_, err := tx.Exec(ctx)
 	require.NoError(t, err)
@@ -89,6 +90,33 @@ func TestRunWaitAnsweredFromTheAnnouncedRun(t *testing.T) {
 	require.Equal(t, id, v.ID)
 	require.Equal(t, "succeeded", v.Status)
 	require.Equal(t, "pending", e.rdb.HGet(ctx, e.keys.Run(id), records.FieldStatus).Val())
+}
+
+// TestRunWaitSubscribesOnlyWhileWaiting: the api is subscribed to the
+// run-ended channel only while requests wait and for WaitLinger after
+// (orchestrators build no notice nobody hears); a request that comes when
+// it is not subscribed is still woken by the announcement, as the re-read
+// timer is an hour.
+func TestRunWaitSubscribesOnlyWhileWaiting(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{waitRecheck: time.Hour, waitLinger: 100 * time.Millisecond})
+	subscribers := func() int64 {
+		n, err := e.rdb.PubSubNumSub(t.Context(), e.keys.EndedChannel()).Result()
+		require.NoError(t, err)
+		return n[e.keys.EndedChannel()]
+	}
+	require.Zero(t, subscribers(), "nobody waits: not subscribed")
+	for round := range 2 {
+		name, _ := e.register(fmt.Sprintf(`{"name":"lingering-%d","nodes":[{"id":"a","handler":"noop"}]}`, round))
+		answer := e.client.send(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"})
+		id := e.onlyRun(name)
+		e.waitForWaiters(1) // counted once announcements reach the api
+		require.EqualValues(t, 1, subscribers(), "round %d: a request waits", round)
+		e.endRun(id, "succeeded")
+		require.Equal(t, "succeeded", answer.run(t, "the announcement").Status, "round %d", round)
+		require.Eventually(t, func() bool { return subscribers() == 0 }, 30*time.Second, 10*time.Millisecond,
+			"round %d: unsubscribed WaitLinger after the last waiter", round)
+	}
 }
 
 // TestRunWaitRereadsWithoutAnnouncement ends a run without announcing it:

@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger.With(logkey.Component, "api"), rdb: cfg.Redis, keys: cfg.Keys, ring: ring,
 		prod: prod, hub: newHub(cfg.SSEBuffer), defs: newDefCache(cfg.Redis, cfg.Keys), latest: newLatestCache(), metrics: m,
-		closing: make(chan struct{}), endings: newEndings(cfg.MaxWaiters), listening: make(chan struct{}),
+		closing: make(chan struct{}), endings: newEndings(cfg.MaxWaiters, cfg.WaitLinger), listening: make(chan struct{}),
 		rates: newBuckets(cfg.RateLimit, cfg.RateBurst), streams: newSlots(cfg.MaxStreamsPerKey), waits: newSlots(cfg.MaxWaitersPerKey),
 	}
 	s.feed = newFeed(cfg.Bus, s.hub, cfg.FeedLinger, s.log)

@@ -21,6 +21,9 @@ import (
 type pipelineLog struct {
 	mu    sync.Mutex
 	pipes [][]string
+	// heardOnly holds the last argument of every run-ended notice: "1"
+	// when it is sent only if someone is subscribed.
+	heardOnly []string
 }
 
 // scriptNames names the store's scripts by their SHA1.
@@ -40,6 +43,11 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		err := next(ctx, cmds)
 		l.mu.Lock()
 		l.pipes = append(l.pipes, names)
+		for i, c := range cmds {
+			if args := c.Args(); names[i] == "evalsha:ended" {
+				l.heardOnly = append(l.heardOnly, fmt.Sprint(args[len(args)-1]))
+			}
+		}
 		l.mu.Unlock()
 		return err
 	}
@@ -49,7 +57,8 @@ func (l *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // notice is published only after the pipeline holding the run's write
 // returned — in the same pipeline go-redis would send it to any node,
 // concurrently with the write's — and on one server it rides in that
-// pipeline, after the write.
+// pipeline, after the write, and is sent only if someone is subscribed (a
+// cluster node counts only its own subscribers, so there it always is).
 func TestClusterNoticesFollowTheirWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -91,8 +100,10 @@ func TestClusterNoticesFollowTheirWrite(t *testing.T) {
 			require.GreaterOrEqual(t, notice, 0, "no run-ended notice: %v", log.pipes)
 			if name == "cluster" {
 				require.Greater(t, notice, write, "the notice went out with (or before) the write it announces: %v", log.pipes)
+				require.Equal(t, []string{"0"}, log.heardOnly, "on a cluster the notice goes whoever listens")
 			} else {
 				require.Equal(t, write, notice, "on one server the notice rides in the write's pipeline: %v", log.pipes)
+				require.Equal(t, []string{"1"}, log.heardOnly, "on one server the notice is sent only if someone listens")
 			}
 		})
 	}

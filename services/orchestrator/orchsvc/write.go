@@ -125,7 +125,7 @@ func (s *Service) queueReindex(ctx context.Context, pipe redis.Pipeliner, g *run
 // timeouts and the heartbeats are the guarantee, the notices the speed.
 func (s *Service) queueNotices(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
 	if r := g.o.run; r != nil && r.Status.Terminal() && g.eff.RunStatusChanged() {
-		s.keys.QueueEnded(ctx, pipe, g.run)
+		s.keys.QueueEnded(ctx, pipe, g.run, !s.clustered())
 	}
 	for _, c := range g.eff.Changes {
 		if c.State == records.NodeCancelled {
