@@ -71,6 +71,9 @@ services/orchestrator/orchsvc/config.go|	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchB
 pkg/eventbus/fetch.go|		if r.held == 0 \|\| r.held+n <= r.max {|		if true {|pkg|./eventbus|^TestRoomBoundsBytes$\|^TestPrefetchBytesBoundsABatch$
 pkg/eventbus/fetch.go|	defer func() { p.room.give(bytes) }()|	_ = bytes|pkg|./eventbus|^TestRoomBoundsBytes$\|^TestPrefetchBytesBoundsABatch$
 pkg/eventbus/fetch.go|		r.waiting = true|		_ = true|pkg|./eventbus|^TestRoomBoundsBytes$
+pkg/statestore/ended.go|if ARGV[5] == '1' and redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2] == 0 then return 0 end||pkg|./statestore|EndedNoticeOnlyWhenHeard
+services/orchestrator/orchsvc/write.go|s.keys.QueueEnded(ctx, pipe, g.run, !s.clustered())|s.keys.QueueEnded(ctx, pipe, g.run, false)|services/orchestrator|./orchsvc|ClusterNoticesFollowTheirWrite
+services/api/apisvc/endings.go|	if !e.isSub \|\| e.n > 0 \|\| now.Sub(e.lastLeft) < e.linger {|	if true {|services/api|./apisvc|RunWaitSubscribesOnlyWhileWaiting
 LIST
 )
 
