@@ -10,7 +10,7 @@ import (
 // CountTrips adds a hook to rdb that counts its Redis round trips (each
 // command sent alone and each pipeline once), leaving out those that set up
 // a new pooled connection (HELLO, CLIENT SETINFO), and returns the count.
-func CountTrips(rdb *redis.Client) *atomic.Int64 {
+func CountTrips(rdb redis.UniversalClient) *atomic.Int64 {
 	n := &atomic.Int64{}
 	rdb.AddHook(tripCounter{n})
 	return n

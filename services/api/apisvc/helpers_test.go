@@ -58,7 +58,7 @@ type env struct {
 	t      *testing.T
 	api    *apisvc.Server
 	url    string // where the api serves, http://host:port
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	keys   statestore.Keys
 	bus    eventbus.Config
 	logs   *syncBuffer
@@ -87,6 +87,9 @@ type envOpts struct {
 	serve bool
 	// shellKeys is Config.ShellKeys.
 	shellKeys []string
+	// cluster puts the api on a Redis Cluster instead of one server
+	// (e.redis is then nil).
+	cluster bool
 }
 
 // limitOpts are Config's per-client limits (zero: the defaults).
@@ -105,10 +108,17 @@ type timeoutOpts struct {
 
 func setup(t *testing.T, o envOpts) *env {
 	t.Helper()
-	redisSrv := testinfra.StartRedis(t)
+	var rdb redis.UniversalClient
+	var redisSrv *testinfra.Redis
+	if o.cluster {
+		rdb = testinfra.StartRedisCluster(t).Client(t)
+	} else {
+		redisSrv = testinfra.StartRedis(t)
+		rdb = redisSrv.Client(t)
+	}
 	kafka := testinfra.StartKafka(t)
 	e := &env{
-		t: t, rdb: redisSrv.Client(t), redis: redisSrv, kafka: kafka, logs: &syncBuffer{},
+		t: t, rdb: rdb, redis: redisSrv, kafka: kafka, logs: &syncBuffer{},
 		keys: statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"},
 		bus:  eventbus.Config{Brokers: []string{kafka.Addr}, TopicPrefix: testinfra.UniqueName(t, "t") + "."},
 	}

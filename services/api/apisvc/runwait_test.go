@@ -1,15 +1,18 @@
 package apisvc_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -111,6 +114,42 @@ func TestRunWaitSubscribesOnlyWhileWaiting(t *testing.T) {
 		answer := e.client.send(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"})
 		id := e.onlyRun(name)
 		e.waitForWaiters(1) // counted once announcements reach the api
+		require.EqualValues(t, 1, subscribers(), "round %d: a request waits", round)
+		e.endRun(id, "succeeded")
+		require.Equal(t, "succeeded", answer.run(t, "the announcement").Status, "round %d", round)
+		require.Eventually(t, func() bool { return subscribers() == 0 }, 30*time.Second, 10*time.Millisecond,
+			"round %d: unsubscribed WaitLinger after the last waiter", round)
+	}
+}
+
+// TestRunWaitOnRedisCluster: on a Redis Cluster the api subscribes on
+// demand through the cluster client too, and a run-ended notice published
+// on any node answers the waiting request (the re-read timer is an hour);
+// the next request after the linger subscribes again.
+func TestRunWaitOnRedisCluster(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{cluster: true, waitRecheck: time.Hour, waitLinger: 100 * time.Millisecond})
+	cc, ok := e.rdb.(*redis.ClusterClient)
+	require.True(t, ok)
+	// A node counts its own subscribers only: add up every node's.
+	subscribers := func() int64 {
+		var mu sync.Mutex
+		var n int64
+		require.NoError(t, cc.ForEachShard(t.Context(), func(ctx context.Context, node *redis.Client) error {
+			got, err := node.PubSubNumSub(ctx, e.keys.EndedChannel()).Result()
+			mu.Lock()
+			n += got[e.keys.EndedChannel()]
+			mu.Unlock()
+			return err
+		}))
+		return n
+	}
+	require.Zero(t, subscribers(), "nobody waits: not subscribed")
+	for round := range 2 {
+		name, _ := e.register(fmt.Sprintf(`{"name":"clustered-%d","nodes":[{"id":"a","handler":"noop"}]}`, round))
+		answer := e.client.send(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"})
+		id := e.onlyRun(name)
+		e.waitForWaiters(1)
 		require.EqualValues(t, 1, subscribers(), "round %d: a request waits", round)
 		e.endRun(id, "succeeded")
 		require.Equal(t, "succeeded", answer.run(t, "the announcement").Status, "round %d", round)
