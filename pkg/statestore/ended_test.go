@@ -9,6 +9,7 @@ import (
 
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/testkit/testinfra"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,11 +19,7 @@ import (
 // and only the run id when the run is too large to carry.
 func TestEndedNoticeCarriesTheRun(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rdb := testinfra.StartRedis(t).Client(t)
-	k := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
-	require.NoError(t, statestore.LoadScripts(ctx, rdb))
+	ctx, rdb, k := endedSetup(t)
 	sub := rdb.Subscribe(ctx, k.EndedChannel())
 	t.Cleanup(func() { _ = sub.Close() })
 	_, err := sub.Receive(ctx) // subscribed
@@ -73,11 +70,7 @@ func TestEndedNoticeCarriesTheRun(t *testing.T) {
 // without it, always.
 func TestEndedNoticeOnlyWhenHeard(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rdb := testinfra.StartRedis(t).Client(t)
-	k := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
-	require.NoError(t, statestore.LoadScripts(ctx, rdb))
+	ctx, rdb, k := endedSetup(t)
 	require.NoError(t, rdb.HSet(ctx, k.Run("r1"), "status", "succeeded").Err())
 	watch := rdb.PSubscribe(ctx, k.EndedChannel()+"*")
 	t.Cleanup(func() { _ = watch.Close() })
@@ -109,6 +102,17 @@ func TestEndedNoticeOnlyWhenHeard(t *testing.T) {
 	require.Equal(t, "r1", run, "heard: sent")
 	require.NotNil(t, got)
 	require.Equal(t, "succeeded", got.Fields["status"])
+}
+
+// endedSetup starts a Redis with the store's scripts loaded, and names a
+// namespace of its own; ctx ends with the test, at most in a minute.
+func endedSetup(t *testing.T) (context.Context, *redis.Client, statestore.Keys) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	rdb := testinfra.StartRedis(t).Client(t)
+	require.NoError(t, statestore.LoadScripts(ctx, rdb))
+	return ctx, rdb, statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":"}
 }
 
 // TestParseEndedRefusesMalformedNotices: a notice that is not what

@@ -103,36 +103,22 @@ func TestRunWaitAnsweredFromTheAnnouncedRun(t *testing.T) {
 func TestRunWaitSubscribesOnlyWhileWaiting(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{waitRecheck: time.Hour, waitLinger: 100 * time.Millisecond})
-	subscribers := func() int64 {
+	e.checkSubscribedOnlyWhileWaiting(func() int64 {
 		n, err := e.rdb.PubSubNumSub(t.Context(), e.keys.EndedChannel()).Result()
 		require.NoError(t, err)
 		return n[e.keys.EndedChannel()]
-	}
-	require.Zero(t, subscribers(), "nobody waits: not subscribed")
-	for round := range 2 {
-		name, _ := e.register(fmt.Sprintf(`{"name":"lingering-%d","nodes":[{"id":"a","handler":"noop"}]}`, round))
-		answer := e.client.send(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"})
-		id := e.onlyRun(name)
-		e.waitForWaiters(1) // counted once announcements reach the api
-		require.EqualValues(t, 1, subscribers(), "round %d: a request waits", round)
-		e.endRun(id, "succeeded")
-		require.Equal(t, "succeeded", answer.run(t, "the announcement").Status, "round %d", round)
-		require.Eventually(t, func() bool { return subscribers() == 0 }, 30*time.Second, 10*time.Millisecond,
-			"round %d: unsubscribed WaitLinger after the last waiter", round)
-	}
+	})
 }
 
-// TestRunWaitOnRedisCluster: on a Redis Cluster the api subscribes on
-// demand through the cluster client too, and a run-ended notice published
-// on any node answers the waiting request (the re-read timer is an hour);
-// the next request after the linger subscribes again.
+// TestRunWaitOnRedisCluster: the same on a Redis Cluster, through the
+// cluster client; a notice published on any node answers the waiter.
 func TestRunWaitOnRedisCluster(t *testing.T) {
 	t.Parallel()
 	e := setup(t, envOpts{cluster: true, waitRecheck: time.Hour, waitLinger: 100 * time.Millisecond})
 	cc, ok := e.rdb.(*redis.ClusterClient)
 	require.True(t, ok)
 	// A node counts its own subscribers only: add up every node's.
-	subscribers := func() int64 {
+	e.checkSubscribedOnlyWhileWaiting(func() int64 {
 		var mu sync.Mutex
 		var n int64
 		require.NoError(t, cc.ForEachShard(t.Context(), func(ctx context.Context, node *redis.Client) error {
@@ -143,13 +129,23 @@ func TestRunWaitOnRedisCluster(t *testing.T) {
 			return err
 		}))
 		return n
-	}
+	})
+}
+
+// checkSubscribedOnlyWhileWaiting runs two rounds of a waited run, with
+// subscribers counting the api's subscriptions to the run-ended channel:
+// none before a request waits, one while it does (it is answered by the
+// announcement alone: the env's re-read timer must be an hour), none
+// again WaitLinger after it was answered.
+func (e *env) checkSubscribedOnlyWhileWaiting(subscribers func() int64) {
+	t := e.t
+	t.Helper()
 	require.Zero(t, subscribers(), "nobody waits: not subscribed")
 	for round := range 2 {
-		name, _ := e.register(fmt.Sprintf(`{"name":"clustered-%d","nodes":[{"id":"a","handler":"noop"}]}`, round))
+		name, _ := e.register(fmt.Sprintf(`{"name":"lingering-%d","nodes":[{"id":"a","handler":"noop"}]}`, round))
 		answer := e.client.send(t, req{method: "POST", path: "/workflows/" + name + "/runs?wait=60s"})
 		id := e.onlyRun(name)
-		e.waitForWaiters(1)
+		e.waitForWaiters(1) // counted once announcements reach the api
 		require.EqualValues(t, 1, subscribers(), "round %d: a request waits", round)
 		e.endRun(id, "succeeded")
 		require.Equal(t, "succeeded", answer.run(t, "the announcement").Status, "round %d", round)
