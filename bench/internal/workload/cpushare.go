@@ -81,14 +81,25 @@ func (c *cpuShares) used() map[string]time.Duration {
 
 // percents returns each group's CPU use since start, in percent of one core.
 func (c *cpuShares) percents() map[string]float64 {
-	wall := time.Since(c.t0)
+	return c.scaled(100 / float64(time.Since(c.t0)))
+}
+
+// perNode returns each group's CPU time since start in µs per node of a
+// run of nodes (NaN for a group without a process found).
+func (c *cpuShares) perNode(nodes int) map[string]float64 {
+	return c.scaled(1 / float64(time.Microsecond) / float64(nodes))
+}
+
+// scaled returns each group's CPU time since start (ns) times k (NaN for
+// a group without a process found).
+func (c *cpuShares) scaled(k float64) map[string]float64 {
 	out := map[string]float64{}
 	for _, name := range c.names {
 		if _, ok := c.pids[name]; !ok {
 			out[name] = nanF()
 			continue
 		}
-		out[name] = 100 * float64(c.total(name)-c.at0[name]) / float64(wall)
+		out[name] = k * float64(c.total(name)-c.at0[name])
 	}
 	return out
 }

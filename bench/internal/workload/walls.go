@@ -45,7 +45,8 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 			"(what a client waiting for the run sees); client_ms_per_node: client_wall_ms / nodes; " +
 			"rss_mb: orchestrator VmHWM during the run (fresh processes per workload, peak reset before each repetition); " +
 			redisBytesMethod + " (noop nodes without config: every output is null; the redis_bytes_per_node line has nodes with outputs); " +
-			"floor_ratio: wall / floor, floor = 2 messages per node at the floor's batched hops/s + critical-path nodes × 2 floor hop p50"}
+			"floor_ratio: wall / floor, floor = 2 messages per node at the floor's batched hops/s + critical-path nodes × 2 floor hop p50; " +
+			"cpu_us_per_node_*: CPU time (utime+stime, /proc) of each process group from the request to holding the waited answer, per node (µs; the bench's includes reading the answer)"}
 	if len(spec.goals) > 0 {
 		l.setGoals(spec.target, spec.goals...)
 	}
@@ -59,11 +60,16 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 		return l, err
 	}
 	var wall, client, rss, mem, memAll []float64
+	cpu := map[string][]float64{}
 	for rep := range e.Reps {
 		s.orchestratorPeak()
+		shares := s.startCPUShares()
 		r, cms, err := s.runWaited(ctx, wf, bigRunTimeout)
 		if err != nil {
 			return l, fmt.Errorf("%s rep %d: %w", spec.name, rep+1, err)
+		}
+		for name, us := range shares.perNode(spec.nodes) {
+			cpu[name] = append(cpu[name], us)
 		}
 		w, err := r.WallMs()
 		if err != nil {
@@ -86,5 +92,8 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	l.set("client_wall_ms", client)
 	l.set("client_ms_per_node", perNode(client, spec.nodes))
 	l.set("redis_bytes_per_node_all", memAll)
+	for _, name := range s.shareNames() {
+		l.set("cpu_us_per_node_"+name, cpu[name])
+	}
 	return l, nil
 }
