@@ -68,6 +68,7 @@ func requireNewFigures(t *testing.T, entry string, l map[string]any) {
 	switch entry {
 	case "chain_hop", "dev_chain_hop", "chain", "fanout_big", "dev_fanout_big":
 		require.Positive(t, l["client_wall_ms"], "client wall")
+		require.Positive(t, l["client_decode_ms"], "the bench's decoding of the answer, reported apart from the client wall")
 		require.Positive(t, l["client_ms_per_node"], "client wall per node")
 		require.IsType(t, true, l["met"], "met beside the #20 goal")
 		require.Contains(t, l["target"], "#20: ")

@@ -50,13 +50,28 @@ func (e *StatusError) Error() string {
 // Do sends a request with body (nil for none), requires status want and
 // decodes the answer into out (when non-nil).
 func (c *Client) Do(ctx context.Context, method, path string, body []byte, want int, out any) error {
+	_, err := c.do(ctx, method, path, body, want, out)
+	return err
+}
+
+// Received is when an answer was held and what decoding it took after.
+type Received struct {
+	// At is when the answer's last byte had been read.
+	At time.Time
+	// Decode is the time json.Unmarshal took on it afterwards.
+	Decode time.Duration
+}
+
+// do is Do that also says when the answer's last byte was read and how
+// long its decoding took after that.
+func (c *Client) do(ctx context.Context, method, path string, body []byte, want int, out any) (Received, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return Received{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	req.Header.Set("X-API-Key", c.key)
 	if body != nil {
@@ -64,22 +79,25 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte, want 
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return Received{}, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	got := Received{At: time.Now()}
 	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		return got, fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode != want {
-		return &StatusError{Method: method, Path: path, Status: resp.StatusCode, Body: string(b)}
+		return got, &StatusError{Method: method, Path: path, Status: resp.StatusCode, Body: string(b)}
 	}
 	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+		err := json.Unmarshal(b, out)
+		got.Decode = time.Since(got.At)
+		if err != nil {
+			return got, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 		}
 	}
-	return nil
+	return got, nil
 }
 
 // Register posts a workflow definition (JSON) and returns its name.
@@ -107,19 +125,20 @@ func (c *Client) Start(ctx context.Context, workflow string) (string, error) {
 
 // StartAndWait requests a run of workflow with an empty input and waits up
 // to wait for it to end in the same request (POST ...?wait=), returning the
-// ended run. A run still going when the wait is over is an error.
-func (c *Client) StartAndWait(ctx context.Context, workflow string, wait time.Duration) (Run, error) {
+// ended run and when its answer was held. A run still going when the wait
+// is over is an error.
+func (c *Client) StartAndWait(ctx context.Context, workflow string, wait time.Duration) (Run, Received, error) {
 	var r Run
 	path := "/workflows/" + url.PathEscape(workflow) + "/runs?wait=" + wait.String()
-	err := c.Do(ctx, http.MethodPost, path, []byte(`{"input":{}}`), http.StatusOK, &r)
+	got, err := c.do(ctx, http.MethodPost, path, []byte(`{"input":{}}`), http.StatusOK, &r)
 	var se *StatusError
 	if errors.As(err, &se) && se.Status == http.StatusAccepted {
-		return r, fmt.Errorf("start workflow=%s: run not ended within %s: %w", workflow, wait, se)
+		return r, got, fmt.Errorf("start workflow=%s: run not ended within %s: %w", workflow, wait, se)
 	}
 	if err == nil && r.ID == "" {
 		err = fmt.Errorf("start workflow=%s: answer has no run id", workflow)
 	}
-	return r, err
+	return r, got, err
 }
 
 // waitStep is each request's ?wait= in RunAndWait: under the client's
@@ -129,38 +148,39 @@ const waitStep = 25 * time.Second
 // RunAndWait requests a run of workflow with an empty input and ?wait=,
 // and while the answer is 202 (the run goes on) waits more with GET
 // /runs/{id}?wait=, until the run has ended or within has passed (an
-// error). It returns the ended run.
-func (c *Client) RunAndWait(ctx context.Context, workflow string, within time.Duration) (Run, error) {
+// error). It returns the ended run and when the answer holding it was
+// received (its last byte read) and decoded.
+func (c *Client) RunAndWait(ctx context.Context, workflow string, within time.Duration) (Run, Received, error) {
 	deadline := time.Now().Add(within)
 	step := func() time.Duration { return max(min(waitStep, time.Until(deadline)), time.Millisecond) }
-	r, err := c.StartAndWait(ctx, workflow, step())
+	r, got, err := c.StartAndWait(ctx, workflow, step())
 	var se *StatusError
 	if !errors.As(err, &se) || se.Status != http.StatusAccepted {
-		return r, err
+		return r, got, err
 	}
 	var acc struct {
 		RunID string `json:"run_id"`
 	}
 	if jerr := json.Unmarshal([]byte(se.Body), &acc); jerr != nil || acc.RunID == "" {
-		return r, fmt.Errorf("start workflow=%s: 202 without run_id: %.200s", workflow, se.Body)
+		return r, got, fmt.Errorf("start workflow=%s: 202 without run_id: %.200s", workflow, se.Body)
 	}
 	for {
-		r, err = c.getRunWait(ctx, acc.RunID, step())
+		r, got, err = c.getRunWait(ctx, acc.RunID, step())
 		if err != nil || r.Terminal() {
-			return r, err
+			return r, got, err
 		}
 		if time.Now().After(deadline) {
-			return r, fmt.Errorf("run %s not ended within %s (status %s)", acc.RunID, within, r.Status)
+			return r, got, fmt.Errorf("run %s not ended within %s (status %s)", acc.RunID, within, r.Status)
 		}
 	}
 }
 
 // getRunWait reads a run with GET /runs/{id}?wait=, which answers once
 // the run has ended or the wait has passed.
-func (c *Client) getRunWait(ctx context.Context, id string, wait time.Duration) (Run, error) {
+func (c *Client) getRunWait(ctx context.Context, id string, wait time.Duration) (Run, Received, error) {
 	var r Run
-	err := c.Do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"?wait="+wait.String(), nil, http.StatusOK, &r)
-	return r, err
+	got, err := c.do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id)+"?wait="+wait.String(), nil, http.StatusOK, &r)
+	return r, got, err
 }
 
 // Run is the part of GET /runs/{id} the benchmarks read.

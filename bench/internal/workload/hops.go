@@ -19,9 +19,10 @@ func ChainHops(ctx context.Context, e *Env) (Line, error) {
 	l := Line{Workload: fmt.Sprintf("chain_%d_hop", n), N: n, Runs: e.Reps,
 		Method: "p50_ms/p99_ms: per hop, the gaps between consecutive nodes' task.dispatch records as first seen by a read-only Kafka consumer " +
 			"(bench clock, µs; one hop = worker claims, runs and reports node i, orchestrator stores it and dispatches node i+1; n-1 gaps per run); " +
-			"client_wall_ms: bench clock from sending POST /workflows/{name}/runs?wait= to holding its answer, the succeeded run, " +
+			"client_wall_ms: bench clock from sending POST /workflows/{name}/runs?wait= to holding its answer (its last byte read), the succeeded run, " +
 			"in repetitions of their own (as many, after the tailed ones) with the tail closed: the tail is the bench's probe, a second consumer of every dispatch " +
 			"on the same broker and cores, which a user's stack does not carry; client_wall_ms_tailed: the same clock in the tailed repetitions; " +
+			"client_decode_ms: the bench's decoding of the untailed answers afterwards (encoding/json), not in client_wall_ms; " +
 			"client_ms_per_node: client_wall_ms / nodes; hop_mean_ms: wall_ms / nodes; wall_ms: run created_at → finished_at (api, ms) of the tailed runs; tasks_per_s: nodes / wall; " +
 			"rss_mb: orchestrator VmHWM during the run; " + redisBytesMethod + " (noop nodes without config: every output is null; the redis_bytes_per_node line has nodes with outputs); " +
 			"floor_ratio: per-repetition p50 / (2 × floor hop p50), a hop being two messages; " + pooledMethod}
@@ -66,14 +67,14 @@ func ChainHops(ctx context.Context, e *Env) (Line, error) {
 		e.Log.Info(l.Workload, "rep", rep+1, "p50_ms", p50[rep], "p99_ms", stats.Percentile(h.gaps, 99), "wall_ms", w, "client_wall_ms_tailed", h.clientMs)
 	}
 	tail.close()
-	var client []float64
+	var client, decode []float64
 	for rep := range e.Reps {
 		_, ms, err := s.runWaited(ctx, wf, warmTimeout)
 		if err != nil {
 			return l, fmt.Errorf("%s untailed rep %d: %w", l.Workload, rep+1, err)
 		}
-		client = append(client, ms)
-		e.Log.Info(l.Workload, "untailed rep", rep+1, "client_wall_ms", ms)
+		client, decode = append(client, ms.ms), append(decode, ms.decodeMs)
+		e.Log.Info(l.Workload, "untailed rep", rep+1, "client_wall_ms", ms.ms)
 	}
 	l.setPooled("", sets)
 	l.set("wall_ms", wall)
@@ -82,6 +83,7 @@ func ChainHops(ctx context.Context, e *Env) (Line, error) {
 	l.set("redis_bytes_per_node", mem)
 	l.set("floor_ratio", ratios(p50, 2*e.Floor.HopP50Ms))
 	l.set("client_wall_ms", client)
+	l.set("client_decode_ms", decode)
 	l.set("client_ms_per_node", perNode(client, n))
 	l.set("client_wall_ms_tailed", tailed)
 	l.set("hop_mean_ms", mean)
@@ -118,7 +120,7 @@ func (s *session) tailedRunGaps(ctx context.Context, tail *dispatchTail, wf stri
 	for i, t := range at {
 		xs[i] = float64(t.Sub(at[0]).Microseconds()) / 1000
 	}
-	return hopRun{run: r, clientMs: ms, gaps: stats.Diffs(xs)}, nil
+	return hopRun{run: r, clientMs: ms.ms, gaps: stats.Diffs(xs)}, nil
 }
 
 // perNode divides each of ms by nodes.

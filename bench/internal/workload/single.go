@@ -29,7 +29,7 @@ func singleNode(ctx context.Context, e *Env, wait bool) (Line, error) {
 	n := e.Sizes.SingleRuns
 	l := Line{Workload: "single_node_latency", N: n, Runs: e.Reps,
 		Method: fmt.Sprintf("n sequential 1-node noop runs per repetition; p50_ms/p99_ms: bench clock from sending POST /workflows/{name}/runs?wait=%s "+
-			"to holding its answer, the run as GET /runs/{id} returns it, succeeded (the api answers once the orchestrator announces the run's end); wall_ms: the n runs; "+
+			"to holding its answer (its last byte read; the bench decodes it afterwards), the run as GET /runs/{id} returns it, succeeded (the api answers once the orchestrator announces the run's end); wall_ms: the n runs; "+
 			"tasks_per_s: n / wall; floor_ratio: p50 / (3 × floor hop p50) for the three messages start, dispatch, result (per repetition); %s", singleWait, pooledMethod)}
 	if !wait {
 		l.Workload, l.Target = "single_node_latency_poll", "(the same as single_node_latency, read by polling)"
@@ -80,7 +80,7 @@ func singleNode(ctx context.Context, e *Env, wait bool) (Line, error) {
 // until the answer, which must be the succeeded run.
 func (s *session) startAndWait(ctx context.Context, wf string) (float64, error) {
 	_, ms, err := s.runWaited(ctx, wf, singleWait)
-	return ms, err
+	return ms.ms, err
 }
 
 // acceptToReadable starts one run and polls it until it succeeded,

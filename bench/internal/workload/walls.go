@@ -41,12 +41,13 @@ func Chain(nodes int, target string, goals ...goal) Workload {
 func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	l := Line{Workload: spec.name, N: spec.nodes, Runs: e.Reps, Target: spec.target,
 		Method: "wall_ms: run created_at → finished_at as the api reports them (ms; API accept to run finished); tasks_per_s: nodes / wall; " +
-			"client_wall_ms: bench clock from sending POST /workflows/{name}/runs?wait= to holding its answer, the succeeded run with every node's state " +
-			"(what a client waiting for the run sees); client_ms_per_node: client_wall_ms / nodes; " +
+			"client_wall_ms: bench clock from sending POST /workflows/{name}/runs?wait= to holding its answer (its last byte read), the succeeded run with every node's state " +
+			"(what a client waiting for the run sees); client_decode_ms: the bench's decoding of that answer afterwards (encoding/json), not in client_wall_ms; " +
+			"client_ms_per_node: client_wall_ms / nodes; " +
 			"rss_mb: orchestrator VmHWM during the run (fresh processes per workload, peak reset before each repetition); " +
 			redisBytesMethod + " (noop nodes without config: every output is null; the redis_bytes_per_node line has nodes with outputs); " +
 			"floor_ratio: wall / floor, floor = 2 messages per node at the floor's batched hops/s + critical-path nodes × 2 floor hop p50; " +
-			"cpu_us_per_node_*: CPU time (utime+stime, /proc) of each process group from the request to holding the waited answer, per node (µs; the bench's includes reading the answer)"}
+			"cpu_us_per_node_*: CPU time (utime+stime, /proc) of each process group from the request to holding the waited answer, per node (µs; the bench's includes reading and decoding the answer)"}
 	if len(spec.goals) > 0 {
 		l.setGoals(spec.target, spec.goals...)
 	}
@@ -59,7 +60,7 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	if err != nil {
 		return l, err
 	}
-	var wall, client, rss, mem, memAll []float64
+	var wall, client, decode, rss, mem, memAll []float64
 	cpu := map[string][]float64{}
 	for rep := range e.Reps {
 		s.orchestratorPeak()
@@ -79,8 +80,9 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 		if err != nil {
 			return l, err
 		}
-		wall, client, rss, mem, memAll = append(wall, w), append(client, cms), append(rss, s.rssMB()), append(mem, bpn), append(memAll, all)
-		e.Log.Info(spec.name, "rep", rep+1, "wall_ms", w, "client_wall_ms", cms, "rss_mb", rss[rep], "redis_bytes_per_node", bpn)
+		wall, client, decode = append(wall, w), append(client, cms.ms), append(decode, cms.decodeMs)
+		rss, mem, memAll = append(rss, s.rssMB()), append(mem, bpn), append(memAll, all)
+		e.Log.Info(spec.name, "rep", rep+1, "wall_ms", w, "client_wall_ms", cms.ms, "client_decode_ms", cms.decodeMs, "rss_mb", rss[rep], "redis_bytes_per_node", bpn)
 	}
 	l.set("wall_ms", wall)
 	l.set("tasks_per_s", perSecond(float64(spec.nodes), wall))
@@ -90,6 +92,7 @@ func wallWorkload(ctx context.Context, e *Env, spec wallSpec) (Line, error) {
 	l.set("floor_ratio", ratios(wall, floorMs))
 	l.set("floor_ms", repeat(floorMs, len(wall)))
 	l.set("client_wall_ms", client)
+	l.set("client_decode_ms", decode)
 	l.set("client_ms_per_node", perNode(client, spec.nodes))
 	l.set("redis_bytes_per_node_all", memAll)
 	for _, name := range s.shareNames() {
