@@ -42,6 +42,11 @@ func TestSmoke(t *testing.T) {
 				require.NotContains(t, l, "setup", "the default setup's lines read as before the cluster setup")
 			}
 			requireNewFigures(t, entry, l)
+			if entry != "floor" {
+				require.Positive(t, l["floor_hop_p50_ms"], "the floor measured again right before the line")
+				require.Positive(t, l["floor_hops_per_s"])
+				require.Contains(t, l["method"], "measured again right before this workload")
+			}
 		})
 	}
 }

@@ -19,22 +19,25 @@ import (
 
 // Sizes are the workloads' sizes; Full and Smoke are the two presets.
 type Sizes struct {
-	FloorHops        int           // sequential hops of the latency floor
-	FloorMessages    int           // hops of the throughput floor
-	HopChain         int           // nodes of the per-hop chain
-	SingleRuns       int           // sequential 1-node runs per repetition
-	FanOut           int           // nodes of the small fan-out + join
-	Chain            int           // nodes of the chain measured by wall time
-	BigFanOut        int           // nodes of the large fan-out + join
-	Diamonds         int           // concurrent 10-node diamond runs
-	Sustain          time.Duration // how long the diamond load is held
-	MemNodes         int           // nodes of the fan-out whose Redis memory is counted
-	InFlightRuns     int           // BigFanOut runs started at once for the RSS figure
-	CostNodes        int           // nodes of the large DAG of the cost comparison
-	CostForeachItems int           // foreach items of the large run of the foreach cost comparison
-	ForeachItems     int           // items of the foreach
-	ResourceRuns     int           // runs of each shape whose resource costs are counted
-	WorkerProcesses  int           // worker processes of each stack
+	FloorHops     int // sequential hops of the latency floor
+	FloorMessages int // hops of the throughput floor
+	// LineFloorHops and LineFloorMessages are the floor measured again
+	// before each later workload (lineFloor).
+	LineFloorHops, LineFloorMessages int
+	HopChain                         int           // nodes of the per-hop chain
+	SingleRuns                       int           // sequential 1-node runs per repetition
+	FanOut                           int           // nodes of the small fan-out + join
+	Chain                            int           // nodes of the chain measured by wall time
+	BigFanOut                        int           // nodes of the large fan-out + join
+	Diamonds                         int           // concurrent 10-node diamond runs
+	Sustain                          time.Duration // how long the diamond load is held
+	MemNodes                         int           // nodes of the fan-out whose Redis memory is counted
+	InFlightRuns                     int           // BigFanOut runs started at once for the RSS figure
+	CostNodes                        int           // nodes of the large DAG of the cost comparison
+	CostForeachItems                 int           // foreach items of the large run of the foreach cost comparison
+	ForeachItems                     int           // items of the foreach
+	ResourceRuns                     int           // runs of each shape whose resource costs are counted
+	WorkerProcesses                  int           // worker processes of each stack
 	// ResourceIdle is the resources workload's idle window: the background
 	// (timer and schedule polls, liveness, heartbeats, a reconcile pass
 	// every 5 s) every window holds, taken out of the costs.
@@ -49,14 +52,14 @@ type Sizes struct {
 
 // Full are the sizes of `make bench` (issue 6's table).
 var Full = Sizes{
-	FloorHops: 2000, FloorMessages: 50000, HopChain: 100, SingleRuns: 200, FanOut: 1000, Chain: 1000,
+	FloorHops: 2000, FloorMessages: 50000, LineFloorHops: 500, LineFloorMessages: 10000, HopChain: 100, SingleRuns: 200, FanOut: 1000, Chain: 1000,
 	BigFanOut: 10000, Diamonds: 1000, Sustain: 20 * time.Second, MemNodes: 1000, InFlightRuns: 10,
 	CostNodes: 10000, CostForeachItems: 100000, ForeachItems: 100000, ResourceRuns: 1000, ResourceIdle: 5 * time.Second, ResourceSettle: 5 * time.Second, WorkerProcesses: 2,
 }
 
 // Smoke are tiny sizes for the test that keeps the bench from rotting.
 var Smoke = Sizes{
-	FloorHops: 50, FloorMessages: 500, HopChain: 10, SingleRuns: 5, FanOut: 20, Chain: 20,
+	FloorHops: 50, FloorMessages: 500, LineFloorHops: 20, LineFloorMessages: 200, HopChain: 10, SingleRuns: 5, FanOut: 20, Chain: 20,
 	BigFanOut: 50, Diamonds: 10, Sustain: 2 * time.Second, MemNodes: 20, InFlightRuns: 2,
 	CostNodes: 50, CostForeachItems: 100, ForeachItems: 100, ResourceRuns: 10, ResourceIdle: 300 * time.Millisecond, ResourceSettle: 300 * time.Millisecond, WorkerProcesses: 1,
 }
@@ -83,7 +86,8 @@ type Env struct {
 	Sizes Sizes
 	// Log receives progress.
 	Log *slog.Logger
-	// Floor is the transport floor, measured first.
+	// Floor is the transport floor: the transport_floor line's, measured
+	// first, then before each later workload that of lineFloor.
 	Floor FloorFigures
 	// Profile, when set, asks for an orchestrator CPU profile of the
 	// repetition of the named workload, written to ProfilePath.

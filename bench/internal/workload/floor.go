@@ -23,31 +23,17 @@ func TransportFloor(ctx context.Context, e *Env) (Line, error) {
 		Method: "a minimal loop on the services' eventbus settings: fetch a record from a kfake topic, HSET one node-record-sized field, publish the next record (RequireAll), commit. " +
 			"p50_ms/p99_ms: client-clock gap between consecutive consumes of one record circulating alone (n sequential hops); wall_ms: those n hops; " +
 			"tasks_per_s: hops per second with 1000 records circulating, batches of up to 512 per fetch, one pipelined HSET round trip and one publish per batch; " +
-			"the ratios of later lines divide by this line's pooled p50 and median tasks_per_s; " + pooledMethod}
+			"later lines' ratios divide by the same floor measured again, briefly, right before each of them (their floor_hop_p50_ms and floor_hops_per_s), " +
+			"or by this line's pooled p50 and median tasks_per_s when that measurement failed; " + pooledMethod}
 	var sets [][]float64
 	var wall, tput []float64
 	for rep := range e.Reps {
-		id, err := uniqueTag()
-		if err != nil {
-			return l, err
-		}
-		bus := eventbus.Config{Brokers: e.Infra.BrokerList(), TopicPrefix: "floor" + id + "."}
-		lp, err := floor.Open(ctx, bus, e.Redis, statestore.Keys{Namespace: "floor" + id + ":"})
-		if err != nil {
-			return l, err
-		}
-		gaps, err := lp.Latency(ctx, e.Sizes.FloorHops)
-		if err == nil {
-			var hps float64
-			hps, err = lp.Throughput(ctx, e.Sizes.FloorMessages, min(floorInflight, e.Sizes.FloorMessages))
-			tput = append(tput, hps)
-		}
-		_ = lp.Close()
+		gaps, hps, err := floorOnce(ctx, e, e.Sizes.FloorHops, e.Sizes.FloorMessages)
 		if err != nil {
 			return l, fmt.Errorf("transport floor rep %d: %w", rep+1, err)
 		}
-		sets, wall = append(sets, gaps), append(wall, sum(gaps))
-		e.Log.Info("transport floor", "rep", rep+1, "p50_ms", stats.Percentile(gaps, 50), "p99_ms", stats.Percentile(gaps, 99), "hops_per_s", math.Round(tput[rep]))
+		sets, wall, tput = append(sets, gaps), append(wall, sum(gaps)), append(tput, hps)
+		e.Log.Info("transport floor", "rep", rep+1, "p50_ms", stats.Percentile(gaps, 50), "p99_ms", stats.Percentile(gaps, 99), "hops_per_s", math.Round(hps))
 	}
 	l.setPooled("", sets)
 	l.set("wall_ms", wall)
@@ -55,6 +41,46 @@ func TransportFloor(ctx context.Context, e *Env) (Line, error) {
 	l.set("floor_ratio", repeat(1.0, e.Reps))
 	e.Floor = FloorFigures{HopP50Ms: l.Figures["p50_ms"].Median, HopP99Ms: l.Figures["p99_ms"].Median, HopsPerS: l.Figures["tasks_per_s"].Median}
 	return l, nil
+}
+
+// floorOnce measures the floor loop once on a topic and hash of its own:
+// hops sequential hops (their gaps, ms) and msgs hops batched (hops/s).
+func floorOnce(ctx context.Context, e *Env, hops, msgs int) ([]float64, float64, error) {
+	id, err := uniqueTag()
+	if err != nil {
+		return nil, 0, err
+	}
+	bus := eventbus.Config{Brokers: e.Infra.BrokerList(), TopicPrefix: "floor" + id + "."}
+	lp, err := floor.Open(ctx, bus, e.Redis, statestore.Keys{Namespace: "floor" + id + ":"})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = lp.Close() }()
+	gaps, err := lp.Latency(ctx, hops)
+	if err != nil {
+		return nil, 0, err
+	}
+	hps, err := lp.Throughput(ctx, msgs, min(floorInflight, msgs))
+	return gaps, hps, err
+}
+
+// lineFloor measures the floor again, briefly, right before a workload
+// (one repetition of Sizes.LineFloorHops sequential hops and
+// Sizes.LineFloorMessages batched): this machine's speed moves within
+// minutes, so each line's ratios divide by the floor of its own minute.
+func lineFloor(ctx context.Context, e *Env) (FloorFigures, error) {
+	gaps, hps, err := floorOnce(ctx, e, e.Sizes.LineFloorHops, e.Sizes.LineFloorMessages)
+	if err != nil {
+		return FloorFigures{}, fmt.Errorf("line floor: %w", err)
+	}
+	return FloorFigures{HopP50Ms: stats.Percentile(gaps, 50), HopP99Ms: stats.Percentile(gaps, 99), HopsPerS: hps}, nil
+}
+
+// lineFloorMethod is added to the method of every line measured after a
+// line floor.
+func lineFloorMethod(sz Sizes) string {
+	return fmt.Sprintf("floor_hop_p50_ms, floor_hops_per_s: the transport floor measured again right before this workload "+
+		"(one repetition, %d sequential hops and %d batched, as transport_floor does it), which this line's floor_ratio divides by", sz.LineFloorHops, sz.LineFloorMessages)
 }
 
 func sum(xs []float64) float64 {

@@ -70,6 +70,16 @@ func (l *Line) set(name string, samples []float64) {
 	}
 }
 
+// setOnce records a figure measured once for the whole line, not per
+// repetition (its median, min and max are that value; kept samples leave
+// it out, as they hold one value per repetition).
+func (l *Line) setOnce(name string, v float64) {
+	samples := l.samples
+	l.samples = nil
+	l.set(name, []float64{v})
+	l.samples = samples
+}
+
 // setSummary records a figure already summarised (a pooled percentile),
 // adding it to Extra when it is not a standard figure; kept samples get
 // reps (the per-repetition values), when given.
