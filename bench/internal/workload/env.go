@@ -86,9 +86,11 @@ type Env struct {
 	Sizes Sizes
 	// Log receives progress.
 	Log *slog.Logger
-	// Floor is the transport floor: the transport_floor line's, measured
-	// first, then before each later workload that of lineFloor.
+	// Floor is the transport floor the running line's ratios divide by:
+	// lineFloor's, measured right before it, or RefFloor when that failed.
 	Floor FloorFigures
+	// RefFloor is the transport_floor line's floor, measured first.
+	RefFloor FloorFigures
 	// Profile, when set, asks for an orchestrator CPU profile of the
 	// repetition of the named workload, written to ProfilePath.
 	Profile, ProfilePath string

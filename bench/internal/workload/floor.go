@@ -39,7 +39,8 @@ func TransportFloor(ctx context.Context, e *Env) (Line, error) {
 	l.set("wall_ms", wall)
 	l.set("tasks_per_s", tput)
 	l.set("floor_ratio", repeat(1.0, e.Reps))
-	e.Floor = FloorFigures{HopP50Ms: l.Figures["p50_ms"].Median, HopP99Ms: l.Figures["p99_ms"].Median, HopsPerS: l.Figures["tasks_per_s"].Median}
+	e.RefFloor = FloorFigures{HopP50Ms: l.Figures["p50_ms"].Median, HopP99Ms: l.Figures["p99_ms"].Median, HopsPerS: l.Figures["tasks_per_s"].Median}
+	e.Floor = e.RefFloor
 	return l, nil
 }
 
@@ -76,9 +77,14 @@ func lineFloor(ctx context.Context, e *Env) (FloorFigures, error) {
 	return FloorFigures{HopP50Ms: stats.Percentile(gaps, 50), HopP99Ms: stats.Percentile(gaps, 99), HopsPerS: hps}, nil
 }
 
-// lineFloorMethod is added to the method of every line measured after a
-// line floor.
-func lineFloorMethod(sz Sizes) string {
+// lineFloorMethod says, in the method of a line after the floor's, which
+// floor its ratios divided by: lineFloor's, or (failed, the error) the
+// transport_floor line's.
+func lineFloorMethod(sz Sizes, failed error) string {
+	if failed != nil {
+		return fmt.Sprintf("floor_hop_p50_ms, floor_hops_per_s: the transport_floor line's, which this line's floor_ratio divides by "+
+			"(measuring the floor again right before this workload failed: %v)", failed)
+	}
 	return fmt.Sprintf("floor_hop_p50_ms, floor_hops_per_s: the transport floor measured again right before this workload "+
 		"(one repetition, %d sequential hops and %d batched, as transport_floor does it), which this line's floor_ratio divides by", sz.LineFloorHops, sz.LineFloorMessages)
 }

@@ -117,22 +117,25 @@ func RunAll(ctx context.Context, e *Env, entries []Entry, only string, emit func
 		} else if waited > 100*time.Millisecond {
 			e.Log.Info("waited for redis's background save", "name", en.Name, "waited", waited.Round(time.Millisecond))
 		}
-		refloored := false
-		if en.Name != floorEntry && e.Floor.HopsPerS > 0 {
-			if f, err := lineFloor(ctx, e); err != nil {
-				e.Log.Warn("line floor failed: the line's ratios divide by the last floor measured", "name", en.Name, "err", err)
+		var floorErr error
+		after := en.Name != floorEntry && e.RefFloor.HopsPerS > 0
+		if after {
+			var f FloorFigures
+			if f, floorErr = lineFloor(ctx, e); floorErr != nil {
+				e.Floor = e.RefFloor
+				e.Log.Warn("line floor failed: the line's ratios divide by the transport_floor line's", "name", en.Name, "err", floorErr)
 			} else {
-				e.Floor, refloored = f, true
+				e.Floor = f
 				e.Log.Info("line floor", "name", en.Name, "p50_ms", f.HopP50Ms, "hops_per_s", math.Round(f.HopsPerS))
 			}
 		}
 		t0 := time.Now()
 		e.Log.Info("workload start", "name", en.Name)
 		l, err := en.Run(ctx, e)
-		if refloored && err == nil {
+		if after && err == nil {
 			l.setOnce("floor_hop_p50_ms", e.Floor.HopP50Ms)
 			l.setOnce("floor_hops_per_s", math.Round(e.Floor.HopsPerS))
-			l.Method += "; " + lineFloorMethod(e.Sizes)
+			l.Method += "; " + lineFloorMethod(e.Sizes, floorErr)
 		}
 		if err != nil {
 			l.Error = err.Error()
