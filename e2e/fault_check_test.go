@@ -213,7 +213,8 @@ func (f *faultStack) checkNodes(run, wf string, st statestore.StoredRun) map[str
 
 // checkInstances checks the instance records and outputs of a run's
 // launched fan-out nodes: in a terminal run every started instance is
-// terminal and every succeeded one has its output.
+// terminal and every succeeded one has its output (the fault workflows'
+// instances all return one: only a null output is left unstored).
 func (f *faultStack) checkInstances(run string, nodes map[string]records.NodeRecord) map[string]map[int]records.NodeRecord {
 	t := f.t
 	ctx := f.ctx(checkTimeout)

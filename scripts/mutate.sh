@@ -74,6 +74,11 @@ pkg/eventbus/fetch.go|		r.waiting = true|		_ = true|pkg|./eventbus|^TestRoomBoun
 pkg/statestore/ended.go|if ARGV[5] == '1' and redis.call('PUBSUB', 'NUMSUB', ARGV[1])[2] == 0 then return 0 end||pkg|./statestore|EndedNoticeOnlyWhenHeard
 services/orchestrator/orchsvc/write.go|s.keys.QueueEnded(ctx, pipe, g.run, !s.clustered())|s.keys.QueueEnded(ctx, pipe, g.run, false)|services/orchestrator|./orchsvc|ClusterNoticesFollowTheirWrite
 services/api/apisvc/endings.go|	if !e.isSub \|\| e.n > 0 \|\| now.Sub(e.lastLeft) < e.linger {|	if true {|services/api|./apisvc|RunWaitSubscribesOnlyWhileWaiting
+services/orchestrator/orchsvc/effects.go|if o := r.Outputs[i]; records.StoresOutput(o) {|if o := r.Outputs[i]; true {|services/orchestrator|./orchsvc|^TestNullOutputIsNotStored$
+services/orchestrator/orchsvc/runcache.go|outputs[i] = records.OutputOf(nodes[i].State, o, ok)|outputs[i] = records.OutputOf(records.NodePending, o, ok)|services/orchestrator|./orchsvc|^TestNullOutputIsNotStored$
+services/api/apisvc/tasks.go|t.Output = records.OutputOf(r.nodes[i].State, out, ok)|t.Output = records.OutputOf(records.NodePending, out, ok)|services/api|./apisvc|^TestNullOutputsReadAsNull$
+services/api/apisvc/tasks.go|rows[j].Output = records.OutputOf(rec.State, outs[j], outs[j] != "")|rows[j].Output = records.OutputOf(records.NodePending, outs[j], outs[j] != "")|services/api|./apisvc|^TestNullOutputsReadAsNull$
+services/orchestrator/orchsvc/fanout.go|		if records.StoresOutput(o) {|		if true {|services/api|./apisvc|^TestNullOutputsReadAsNull$
 LIST
 )
 

@@ -104,3 +104,35 @@ func TestFanOutViews(t *testing.T) {
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each/logs?instance=3"}, http.StatusOK)
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each/logs?instance=9"}, http.StatusNotFound).problem(t)
 }
+
+// TestNullOutputsReadAsNull: tasks that return nothing keep no output in
+// Redis, yet the API shows each such succeeded node and fan-out instance
+// with output null, as it did when null was stored, and a fan-out node's
+// output holds a null per instance.
+func TestNullOutputsReadAsNull(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	name, _ := e.register(`{"name":"nulls","nodes":[
+	  {"id":"a","handler":"noop"},
+	  {"id":"f","handler":"noop","depends_on":["a"],"parallel":3}]}`)
+	id := e.startRun(name, nil, nil)
+	e.waitStatus(id, "succeeded", 60*time.Second)
+
+	require.Equal(t, map[string]string{"f": `[null,null,null]`}, e.rdb.HGetAll(t.Context(), e.keys.Outputs(id)).Val(),
+		"a's null output keeps no field")
+	require.Empty(t, e.rdb.HGetAll(t.Context(), e.keys.InstanceOutputs(id, "f")).Val(), "nor do f's instances")
+
+	var a fanTask
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/a"}, http.StatusOK).json(t, &a)
+	require.Equal(t, "null", string(a.Output), "a succeeded with output null")
+	var f fanTask
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/f"}, http.StatusOK).json(t, &f)
+	require.JSONEq(t, `[null,null,null]`, string(f.Output))
+	require.Len(t, f.InstancePage.Items, 3)
+	for k, inst := range f.InstancePage.Items {
+		require.Equal(t, "null", string(inst.Output), "instance %d", k)
+	}
+	var one fanTask
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/f?instance=2"}, http.StatusOK).json(t, &one)
+	require.Equal(t, "null", string(one.Output))
+}

@@ -198,8 +198,8 @@ func (r *loadedRun) task(i int, w waitCtx, now time.Time) taskView {
 	t := taskView{RunID: r.id, Node: n.ID, NodeFields: viewNode(n, r.nodes[i], now)}
 	t.WaitingReason = waitingReason(r.graph, i, r.nodes, w)
 	t.Instances = countsOf(r.nodes[i])
-	if out, ok := r.stored.Outputs[n.ID]; ok && json.Valid([]byte(out)) {
-		t.Output = json.RawMessage(out)
+	if out, ok := r.stored.Outputs[n.ID]; !ok || json.Valid([]byte(out)) {
+		t.Output = records.OutputOf(r.nodes[i].State, out, ok)
 	}
 	return t
 }
@@ -218,8 +218,8 @@ func (s *Server) instanceRows(ctx context.Context, r *loadedRun, id string, from
 			rec = d
 		}
 		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, NodeFields: viewNode(node, rec, now)}
-		if outs[j] != "" && json.Valid([]byte(outs[j])) {
-			rows[j].Output = json.RawMessage(outs[j])
+		if outs[j] == "" || json.Valid([]byte(outs[j])) {
+			rows[j].Output = records.OutputOf(rec.State, outs[j], outs[j] != "")
 		}
 	}
 	return rows, nil

@@ -30,7 +30,9 @@ func (s *Service) toWrite(g *runBatch) statestore.RunWrite {
 		w.Nodes[r.NodeID(i)] = r.Nodes[i].Encode()
 	}
 	for _, i := range eff.Outputs {
-		w.Outputs[r.NodeID(i)] = r.Outputs[i]
+		if o := r.Outputs[i]; records.StoresOutput(o) {
+			w.Outputs[r.NodeID(i)] = o
+		}
 	}
 	for _, i := range eff.ClearedOutputs {
 		w.ClearOutputs = append(w.ClearOutputs, r.NodeID(i))

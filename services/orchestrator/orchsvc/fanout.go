@@ -38,7 +38,9 @@ func fanOutWrites(r *core.Run, f *core.FanOutEffects) []statestore.FanOutWrite {
 		out[at[s.Node]].Instances[s.Instance] = rec.Encode()
 	}
 	for s, o := range f.Outputs {
-		out[at[s.Node]].Outputs[s.Instance] = o
+		if records.StoresOutput(o) {
+			out[at[s.Node]].Outputs[s.Instance] = o
+		}
 	}
 	return out
 }

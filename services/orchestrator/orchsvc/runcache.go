@@ -193,9 +193,8 @@ func (s *Service) restore(ctx context.Context, id string, st statestore.StoredRu
 		} else if nodes[i], err = records.DecodeNodeRecord([]byte(raw)); err != nil {
 			return nil, fmt.Errorf("restore run %s node %s: %w", id, d.ID, err)
 		}
-		if o, ok := st.Outputs[d.ID]; ok {
-			outputs[i] = json.RawMessage(o)
-		}
+		o, ok := st.Outputs[d.ID]
+		outputs[i] = records.OutputOf(nodes[i].State, o, ok)
 	}
 	r := core.Restore(id, ver, plan, nodes, outputs)
 	if err := s.restoreFanOuts(ctx, r); err != nil {
