@@ -79,6 +79,8 @@ services/orchestrator/orchsvc/runcache.go|outputs[i] = records.OutputOf(nodes[i]
 services/api/apisvc/tasks.go|t.Output = records.OutputOf(r.nodes[i].State, out, ok)|t.Output = records.OutputOf(records.NodePending, out, ok)|services/api|./apisvc|^TestNullOutputsReadAsNull$
 services/api/apisvc/tasks.go|rows[j].Output = records.OutputOf(rec.State, outs[j], outs[j] != "")|rows[j].Output = records.OutputOf(records.NodePending, outs[j], outs[j] != "")|services/api|./apisvc|^TestNullOutputsReadAsNull$
 services/orchestrator/orchsvc/fanout.go|		if records.StoresOutput(o) {|		if true {|services/api|./apisvc|^TestNullOutputsReadAsNull$
+services/api/apisvc/runload.go|return s.readRun(ctx, id, s.keys.LoadRunView)|return s.readRun(ctx, id, s.keys.LoadRun)|services/api|./apisvc|^TestRunViewsReadNoOutputs$
+services/api/apisvc/tasks.go|s.tasksFor(c, id, err)|s.runFor(c, id, err)|services/api|./apisvc|^TestFanOutViews$
 LIST
 )
 

@@ -116,3 +116,14 @@ func DecodeNodeRecord(b []byte) (NodeRecord, error) {
 	err := json.Unmarshal(b, &r)
 	return r, err
 }
+
+// DecodeNodeRecordString is DecodeNodeRecord of a record held as a string
+// (a Redis reply): the same result and error, without copying the record
+// when it takes the fast path — the strings of the result are then
+// substrings of s.
+func DecodeNodeRecordString(s string) (NodeRecord, error) {
+	if r, ok := decodeFast(s); ok {
+		return r, nil
+	}
+	return DecodeNodeRecord([]byte(s))
+}

@@ -50,6 +50,12 @@ func requireDecodeMatches(t testing.TB, b []byte) (NodeRecord, error) {
 	got, err := DecodeNodeRecord(b)
 	require.Equal(t, want, got, "input %q", b)
 	require.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(err), "input %q", b)
+	got, err = DecodeNodeRecordString(string(b))
+	require.Equal(t, want, got, "input %q as a string", b)
+	require.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(err), "input %q as a string", b)
+	_, fastBytes := decodeFast(b)
+	_, fastString := decodeFast(string(b))
+	require.Equal(t, fastBytes, fastString, "the fast path takes %q as bytes and as a string alike", b)
 	return want, wantErr
 }
 
@@ -383,6 +389,13 @@ func BenchmarkNodeRecordDecode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			decodeSink, _ = DecodeNodeRecord(in)
+		}
+	})
+	str := string(in)
+	b.Run("records_string", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			decodeSink, _ = DecodeNodeRecordString(str)
 		}
 	})
 	b.Run("encoding_json", func(b *testing.B) {

@@ -1,7 +1,6 @@
 package records
 
 import (
-	"bytes"
 	"math"
 	"unicode/utf8"
 )
@@ -17,8 +16,8 @@ const maxInt64Digits = 19
 // false for anything else (including every input json.Unmarshal rejects),
 // and the caller must then use json.Unmarshal, whose key folding, escapes,
 // nulls, duplicate keys and error reporting it does not reproduce.
-func decodeFast(b []byte) (r NodeRecord, ok bool) {
-	d := fastDecoder{b: b}
+func decodeFast[T text](b T) (r NodeRecord, ok bool) {
+	d := fastDecoder[T]{b: b}
 	if !d.consume('{') {
 		return r, false
 	}
@@ -45,18 +44,23 @@ func decodeFast(b []byte) (r NodeRecord, ok bool) {
 	}
 }
 
+// text is what decodeFast reads: a stored record as bytes, or as the
+// string a Redis reply holds (then the record's strings share its memory,
+// and nothing is copied to decode it).
+type text interface{ string | []byte }
+
 // fastDecoder is decodeFast's cursor over its input. Every method skips
 // the whitespace before its token and reports false when the token is not
 // in the subset, leaving the cursor somewhere undefined.
-type fastDecoder struct {
-	b []byte
+type fastDecoder[T text] struct {
+	b T
 	i int
 }
 
 // field parses the value of key into its field of r. It returns the
 // field's bit, which tells duplicate keys apart, and false for a key that
 // is not one of NodeRecord's exact keys (so "h" for Past, too).
-func (d *fastDecoder) field(r *NodeRecord, key []byte) (uint32, bool) {
+func (d *fastDecoder[T]) field(r *NodeRecord, key T) (uint32, bool) {
 	switch string(key) {
 	case "s":
 		return 1 << 0, d.state(&r.State)
@@ -113,7 +117,7 @@ func (d *fastDecoder) field(r *NodeRecord, key []byte) (uint32, bool) {
 }
 
 // skipSpace moves past JSON whitespace.
-func (d *fastDecoder) skipSpace() {
+func (d *fastDecoder[T]) skipSpace() {
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -125,7 +129,7 @@ func (d *fastDecoder) skipSpace() {
 }
 
 // consume moves past c, reporting whether it came next.
-func (d *fastDecoder) consume(c byte) bool {
+func (d *fastDecoder[T]) consume(c byte) bool {
 	d.skipSpace()
 	if d.i < len(d.b) && d.b[d.i] == c {
 		d.i++
@@ -135,7 +139,7 @@ func (d *fastDecoder) consume(c byte) bool {
 }
 
 // atEnd reports whether only whitespace is left.
-func (d *fastDecoder) atEnd() bool {
+func (d *fastDecoder[T]) atEnd() bool {
 	d.skipSpace()
 	return d.i == len(d.b)
 }
@@ -143,9 +147,10 @@ func (d *fastDecoder) atEnd() bool {
 // str returns the contents of a string literal without escapes or control
 // characters, in valid UTF-8: exactly the bytes json.Unmarshal would store.
 // The result aliases the input.
-func (d *fastDecoder) str() ([]byte, bool) {
+func (d *fastDecoder[T]) str() (T, bool) {
+	var none T
 	if !d.consume('"') {
-		return nil, false
+		return none, false
 	}
 	start, ascii := d.i, true
 	for ; d.i < len(d.b); d.i++ {
@@ -153,18 +158,29 @@ func (d *fastDecoder) str() ([]byte, bool) {
 		case c == '"':
 			s := d.b[start:d.i]
 			d.i++
-			return s, ascii || utf8.Valid(s)
+			return s, ascii || isUTF8(s)
 		case c == '\\' || c < ' ':
-			return nil, false
+			return none, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return nil, false
+	return none, false
 }
 
-// text parses a string into p.
-func (d *fastDecoder) text(p *string) bool {
+// isUTF8 is utf8.Valid or utf8.ValidString, as s is.
+func isUTF8[T text](s T) bool {
+	switch v := any(s).(type) {
+	case string:
+		return utf8.ValidString(v)
+	case []byte:
+		return utf8.Valid(v)
+	}
+	return false
+}
+
+// text parses a string into p (for a string input, a substring of it).
+func (d *fastDecoder[T]) text(p *string) bool {
 	s, ok := d.str()
 	*p = string(s)
 	return ok
@@ -172,20 +188,20 @@ func (d *fastDecoder) text(p *string) bool {
 
 // state parses a string into p, sharing the constant's storage for the
 // known states so that the common record decodes without allocating for it.
-func (d *fastDecoder) state(p *NodeState) bool {
+func (d *fastDecoder[T]) state(p *NodeState) bool {
 	s, ok := d.str()
 	*p = internState(s)
 	return ok
 }
 
 // bool parses true or false into p.
-func (d *fastDecoder) bool(p *bool) bool {
+func (d *fastDecoder[T]) bool(p *bool) bool {
 	d.skipSpace()
 	rest := d.b[d.i:]
 	switch {
-	case bytes.HasPrefix(rest, []byte("true")):
+	case hasPrefix(rest, "true"):
 		*p, d.i = true, d.i+len("true")
-	case bytes.HasPrefix(rest, []byte("false")):
+	case hasPrefix(rest, "false"):
 		*p, d.i = false, d.i+len("false")
 	default:
 		return false
@@ -194,14 +210,14 @@ func (d *fastDecoder) bool(p *bool) bool {
 }
 
 // int parses an integer that fits an int into p.
-func (d *fastDecoder) int(p *int) bool {
+func (d *fastDecoder[T]) int(p *int) bool {
 	v, ok := d.integer(math.MinInt, math.MaxInt)
 	*p = int(v)
 	return ok
 }
 
 // int64 parses an integer into p.
-func (d *fastDecoder) int64(p *int64) bool {
+func (d *fastDecoder[T]) int64(p *int64) bool {
 	v, ok := d.integer(math.MinInt64, math.MaxInt64)
 	*p = v
 	return ok
@@ -213,7 +229,7 @@ func (d *fastDecoder) int64(p *int64) bool {
 // a uint64, and rejects a leading zero. Whatever follows the digits must be
 // a delimiter for the literal to be a whole integer; the caller's next
 // consume checks that, so "1.5", "1e3" and a twenty-digit number fail there.
-func (d *fastDecoder) integer(lo, hi int64) (int64, bool) {
+func (d *fastDecoder[T]) integer(lo, hi int64) (int64, bool) {
 	d.skipSpace()
 	neg := d.i < len(d.b) && d.b[d.i] == '-'
 	if neg {
@@ -221,7 +237,8 @@ func (d *fastDecoder) integer(lo, hi int64) (int64, bool) {
 	}
 	digits := d.b[d.i:min(len(d.b), d.i+maxInt64Digits)]
 	var u uint64
-	for i, c := range digits {
+	for i := range len(digits) {
+		c := digits[i]
 		if c < '0' || c > '9' {
 			digits = digits[:i]
 			break
@@ -245,9 +262,14 @@ func signed(u uint64, neg bool) (int64, bool) {
 	return int64(u), u <= math.MaxInt64
 }
 
+// hasPrefix reports whether s begins with p.
+func hasPrefix[T text](s T, p string) bool {
+	return len(s) >= len(p) && string(s[:len(p)]) == p
+}
+
 // internState returns the NodeState spelled s, without allocating when it
 // is one of the declared states.
-func internState(s []byte) NodeState {
+func internState[T text](s T) NodeState {
 	switch string(s) {
 	case string(NodePending):
 		return NodePending

@@ -232,7 +232,8 @@ func boolArg(b bool) string {
 	return "0"
 }
 
-// StoredRun is a run as read back from Redis.
+// StoredRun is a run as read back from Redis. Outputs is nil when they
+// were not read (LoadRunView, an ended notice).
 type StoredRun struct {
 	Fields  map[string]string
 	Nodes   map[string]string
@@ -256,6 +257,19 @@ func (k Keys) LoadRun(ctx context.Context, rdb redis.Cmdable, run string) (Store
 		return StoredRun{}, fmt.Errorf("load run %s: %w", run, err)
 	}
 	return StoredRun{Fields: f.Val(), Nodes: n.Val(), Outputs: o.Val()}, nil
+}
+
+// LoadRunView reads a run's hash and its node records in one round trip:
+// what a view of the run needs, which shows no outputs. Its Outputs is nil:
+// a run's outputs can be large, and LoadRun reads them too.
+func (k Keys) LoadRunView(ctx context.Context, rdb redis.Cmdable, run string) (StoredRun, error) {
+	pipe := rdb.Pipeline()
+	f := pipe.HGetAll(ctx, k.Run(run))
+	n := pipe.HGetAll(ctx, k.Nodes(run))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return StoredRun{}, fmt.Errorf("load run %s: %w", run, err)
+	}
+	return StoredRun{Fields: f.Val(), Nodes: n.Val()}, nil
 }
 
 // appendArgs appends f's section of the apply script's arguments.

@@ -136,3 +136,26 @@ func TestNullOutputsReadAsNull(t *testing.T) {
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/f?instance=2"}, http.StatusOK).json(t, &one)
 	require.Equal(t, "null", string(one.Output))
 }
+
+// TestRunViewsReadNoOutputs: a view of a run (GET /runs/{id}, the answer
+// of ?wait=) shows no outputs and does not read them — a run's outputs can
+// be megabytes. With the run's outputs key turned into a string, so that
+// any read of it as a hash fails, the view still answers; the task views,
+// which show outputs, cannot.
+func TestRunViewsReadNoOutputs(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	name, _ := e.register(`{"name":"outs","nodes":[{"id":"a","handler":"noop","config":{"big":"x"}}]}`)
+	id := e.startRun(name, nil, nil)
+	e.waitStatus(id, "succeeded", 60*time.Second)
+	ctx := t.Context()
+	require.NoError(t, e.rdb.Del(ctx, e.keys.Outputs(id)).Err())
+	require.NoError(t, e.rdb.Set(ctx, e.keys.Outputs(id), "not a hash", 0).Err())
+
+	var v runView
+	e.must(req{method: "GET", path: "/runs/" + id}, http.StatusOK).json(t, &v)
+	require.Equal(t, "succeeded", v.Status)
+	e.must(req{method: "GET", path: "/runs/" + id + "?wait=1s"}, http.StatusOK)
+	// The sabotage works: the task view reads the outputs, finds no hash and fails.
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/a"}, http.StatusInternalServerError).problem(t)
+}

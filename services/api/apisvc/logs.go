@@ -117,7 +117,7 @@ func (s *Server) attemptOver(ctx context.Context, t logTarget) (bool, error) {
 	if records.RunStatus(status.Val()).Terminal() {
 		return true, nil
 	}
-	rec, err := records.DecodeNodeRecord([]byte(node.Val()))
+	rec, err := records.DecodeNodeRecordString(node.Val())
 	if err != nil || rec.State == "" {
 		return false, nil // not started yet
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
 )
 
 // loadedRun is a run read from Redis with its compiled definition.
@@ -22,9 +23,20 @@ type loadedRun struct {
 	nodes []records.NodeRecord
 }
 
-// loadRun reads run id and compiles its pinned version; 404 when unknown.
+// loadRun reads run id as a view of it needs it — without its outputs,
+// which can be large — and compiles its pinned version; 404 when unknown.
 func (s *Server) loadRun(ctx context.Context, id string) (*loadedRun, error) {
-	st, err := s.keys.LoadRun(ctx, s.rdb, id)
+	return s.readRun(ctx, id, s.keys.LoadRunView)
+}
+
+// loadRunWithOutputs is loadRun with the run's outputs, which task views
+// show (task).
+func (s *Server) loadRunWithOutputs(ctx context.Context, id string) (*loadedRun, error) {
+	return s.readRun(ctx, id, s.keys.LoadRun)
+}
+
+func (s *Server) readRun(ctx context.Context, id string, read func(context.Context, redis.Cmdable, string) (statestore.StoredRun, error)) (*loadedRun, error) {
+	st, err := read(ctx, s.rdb, id)
 	if err != nil {
 		return nil, err
 	}
@@ -54,10 +66,19 @@ func (s *Server) compileRun(ctx context.Context, id string, st statestore.Stored
 // answers why it cannot (404 unknown run, 503 Redis). r is nil when it
 // answered. cancel is never nil: the caller defers it.
 func (s *Server) runFor(c *gin.Context, id string, parseErr error) (r *loadedRun, ctx context.Context, cancel context.CancelFunc) {
+	return s.runForWith(c, id, parseErr, s.loadRun)
+}
+
+// tasksFor is runFor for the task views: the run is read with its outputs.
+func (s *Server) tasksFor(c *gin.Context, id string, parseErr error) (r *loadedRun, ctx context.Context, cancel context.CancelFunc) {
+	return s.runForWith(c, id, parseErr, s.loadRunWithOutputs)
+}
+
+func (s *Server) runForWith(c *gin.Context, id string, parseErr error, load func(context.Context, string) (*loadedRun, error)) (r *loadedRun, ctx context.Context, cancel context.CancelFunc) {
 	ctx, cancel = s.requestCtx(c)
 	err := parseErr
 	if err == nil {
-		r, err = s.loadRun(ctx, id)
+		r, err = load(ctx, id)
 	}
 	if err != nil {
 		abort(c, err)
@@ -72,7 +93,7 @@ func (r *loadedRun) record(field string) records.NodeRecord {
 	if !ok {
 		return records.NodeRecord{State: records.NodePending}
 	}
-	rec, err := records.DecodeNodeRecord([]byte(raw))
+	rec, err := records.DecodeNodeRecordString(raw)
 	if err != nil || rec.State == "" {
 		return records.NodeRecord{State: records.NodePending}
 	}

@@ -47,7 +47,11 @@ func (s *Server) viewRun(ctx context.Context, r *loadedRun, now time.Time) apiwi
 	}
 	w := r.waitContext(now, offers)
 	for i, n := range r.graph.Def.Nodes {
-		v.Nodes[i] = apiwire.Node{ID: n.ID, DependsOn: append([]string{}, n.DependsOn...), NodeFields: viewNode(n, r.nodes[i], now)}
+		deps := n.DependsOn // shared with the cached graph: the view only reads it
+		if deps == nil {
+			deps = []string{} // "depends_on": [], not null
+		}
+		v.Nodes[i] = apiwire.Node{ID: n.ID, DependsOn: deps, NodeFields: viewNode(n, r.nodes[i], now)}
 		v.Nodes[i].WaitingReason = waitingReason(r.graph, i, r.nodes, w)
 		v.Nodes[i].Instances = countsOf(r.nodes[i])
 	}

@@ -50,7 +50,7 @@ func (s *Server) listTasks(c *gin.Context) {
 	if err == nil {
 		cur, err = cursorQuery(c, "tasks")
 	}
-	r, ctx, cancel := s.runFor(c, id, err)
+	r, ctx, cancel := s.tasksFor(c, id, err)
 	defer cancel()
 	if r == nil {
 		return
@@ -118,7 +118,7 @@ func (s *Server) getTask(c *gin.Context) {
 	if err == nil {
 		q, err = taskQueryOf(c)
 	}
-	r, ctx, cancel := s.runFor(c, id, err)
+	r, ctx, cancel := s.tasksFor(c, id, err)
 	defer cancel()
 	if r == nil {
 		return
@@ -192,7 +192,7 @@ func (s *Server) taskOf(ctx context.Context, r *loadedRun, pos int, q taskQuery,
 	return t, nil
 }
 
-// task renders node i of r with its output.
+// task renders node i of r with its output (r read with its outputs: tasksFor).
 func (r *loadedRun) task(i int, w waitCtx, now time.Time) taskView {
 	n := r.graph.Def.Nodes[i]
 	t := taskView{RunID: r.id, Node: n.ID, NodeFields: viewNode(n, r.nodes[i], now)}
@@ -214,7 +214,7 @@ func (s *Server) instanceRows(ctx context.Context, r *loadedRun, id string, from
 	rows := make([]taskView, len(recs))
 	for j := range recs {
 		rec := records.NodeRecord{State: records.NodePending}
-		if d, err := records.DecodeNodeRecord([]byte(recs[j])); err == nil && d.State != "" {
+		if d, err := records.DecodeNodeRecordString(recs[j]); err == nil && d.State != "" {
 			rec = d
 		}
 		rows[j] = taskView{RunID: r.id, Node: id, Instance: from + j, FanOut: true, NodeFields: viewNode(node, rec, now)}
@@ -238,5 +238,5 @@ func (s *Server) instanceRecord(ctx context.Context, r *loadedRun, node string, 
 	if err != nil {
 		return records.NodeRecord{}, fmt.Errorf("read instance run=%s node=%s instance=%d: %w", r.id, node, inst, err)
 	}
-	return records.DecodeNodeRecord([]byte(raw))
+	return records.DecodeNodeRecordString(raw)
 }
