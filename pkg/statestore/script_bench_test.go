@@ -9,7 +9,6 @@ import (
 
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
-	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,21 +30,12 @@ func redisScriptUsec(b *testing.B, ctx context.Context, rdb *redis.Client) float
 	return usec / calls
 }
 
-func benchSetup(b *testing.B) (context.Context, *redis.Client, statestore.Keys) {
-	srv := testinfra.StartRedis(b)
-	rdb := srv.Client(b)
-	ctx := context.Background()
-	if err := statestore.LoadScripts(ctx, rdb); err != nil {
-		b.Fatal(err)
-	}
-	return ctx, rdb, statestore.Keys{Namespace: "bench:"}
-}
-
 // BenchmarkApplyScript writes what a diamond's node result writes: the run's
 // end (seven run fields), the node's record and output, two history lines
 // and the attempt's claim deleted. It reports Redis's time per call.
 func BenchmarkApplyScript(b *testing.B) {
-	ctx, rdb, k := benchSetup(b)
+	e := setup(b)
+	ctx, rdb, k := e.ctx, e.rdb, e.keys
 	run := "01a220e7-3d92-7abf-80db-556640ae0856"
 	value := statestore.NewLockValue("me")
 	rdb.Set(ctx, k.Lock(run), value, time.Hour)
@@ -76,7 +66,8 @@ func BenchmarkApplyScript(b *testing.B) {
 
 // BenchmarkClaimScript claims a queued attempt (a fresh claim key each time).
 func BenchmarkClaimScript(b *testing.B) {
-	ctx, rdb, k := benchSetup(b)
+	e := setup(b)
+	ctx, rdb, k := e.ctx, e.rdb, e.keys
 	run := "01a220e7-3d92-7abf-80db-556640ae0856"
 	rec := records.NodeRecord{State: records.NodeQueued, Attempt: 1, QueuedAt: 1795848355426}.Encode()
 	rdb.HSet(ctx, k.Nodes(run), "left", rec)

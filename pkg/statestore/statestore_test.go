@@ -21,7 +21,7 @@ type bundle struct {
 	keys statestore.Keys
 }
 
-func setup(t *testing.T) bundle {
+func setup(t testing.TB) bundle {
 	t.Helper()
 	srv := testinfra.StartRedis(t)
 	rdb := srv.Client(t)

@@ -26,22 +26,7 @@ func TestStartWritesOnlyTheRecordsItChanged(t *testing.T) {
 	ctx := context.Background()
 	rdb, keys, cfg := workflowEnv(t, "wf", `{"name":"wf","nodes":[{"id":"a","handler":"noop"},{"id":"b","handler":"noop","depends_on":["a"]},
 	  {"id":"c","handler":"noop","depends_on":["a"]},{"id":"d","handler":"noop","depends_on":["b","c"]}]}`)
-	owner := func() *Service { // a fresh owner: nothing cached, the run loaded from Redis
-		s, err := New(ctx, cfg)
-		require.NoError(t, err)
-		t.Cleanup(func() { s.close(ctx) })
-		return s
-	}
-	step := func(m eventbus.Message) { // one batch on a fresh owner, which then stops (its locks released)
-		s := owner()
-		require.NoError(t, s.tryBatch(ctx, []eventbus.Message{m}))
-		s.close(ctx)
-	}
-	msg := func(topic string, m proto.Message) eventbus.Message {
-		out, err := eventbus.NewMessage(topic, "r1", m)
-		require.NoError(t, err)
-		return out
-	}
+	owner, step := freshOwners(t, ctx, cfg)
 	stored := func() map[string]records.NodeRecord {
 		out := map[string]records.NodeRecord{}
 		for id, raw := range rdb.HGetAll(ctx, keys.Nodes("r1")).Val() {
@@ -58,7 +43,7 @@ func TestStartWritesOnlyTheRecordsItChanged(t *testing.T) {
 	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
 	_, err := keys.CreatePendingRun(ctx, rdb, p)
 	require.NoError(t, err)
-	step(msg(eventsv1.TopicWorkflowStart, p.StartRequest()))
+	step(runMessage(t, eventsv1.TopicWorkflowStart, p.StartRequest()))
 	recs := stored()
 	require.Equal(t, []string{"a"}, ids(recs), "the start stores the root it queued, and no pending record")
 	require.Equal(t, records.NodeQueued, recs["a"].State)
@@ -73,11 +58,7 @@ func TestStartWritesOnlyTheRecordsItChanged(t *testing.T) {
 		require.Equal(t, records.NodeRecord{State: records.NodePending, ParentsLeft: want}, n, "node %s", i)
 	}
 
-	done := func(node string) eventbus.Message {
-		now := time.Now().UnixMilli()
-		return msg(eventsv1.TopicTaskComplete, &eventsv1.TaskResult{RunId: "r1", NodeId: node, Attempt: 1,
-			Status: eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED, Output: []byte(`{}`), StartedAtMs: now, FinishedAtMs: now})
-	}
+	done := func(node string) eventbus.Message { return succeededResult(t, node, []byte(`{}`)) }
 	step(done("a"))
 	recs = stored()
 	require.Equal(t, []string{"a", "b", "c"}, ids(recs), "a's end changed its children only")
@@ -93,4 +74,37 @@ func TestStartWritesOnlyTheRecordsItChanged(t *testing.T) {
 		require.Equal(t, records.NodeSucceeded, recs[node].State, node)
 	}
 	require.Equal(t, string(records.RunSucceeded), rdb.HGet(ctx, keys.Run("r1"), records.FieldStatus).Val())
+}
+
+// freshOwners returns a maker of fresh owners (nothing cached: each loads
+// the run from Redis) and step, which handles one batch on a fresh owner
+// that then stops (its locks released).
+func freshOwners(t *testing.T, ctx context.Context, cfg Config) (owner func() *Service, step func(eventbus.Message)) {
+	owner = func() *Service {
+		s, err := New(ctx, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { s.close(ctx) })
+		return s
+	}
+	step = func(m eventbus.Message) {
+		s := owner()
+		require.NoError(t, s.tryBatch(ctx, []eventbus.Message{m}))
+		s.close(ctx)
+	}
+	return owner, step
+}
+
+// runMessage is m on topic, keyed by run r1.
+func runMessage(t *testing.T, topic string, m proto.Message) eventbus.Message {
+	t.Helper()
+	out, err := eventbus.NewMessage(topic, "r1", m)
+	require.NoError(t, err)
+	return out
+}
+
+// succeededResult is the result of r1's node, attempt 1, succeeded with output.
+func succeededResult(t *testing.T, node string, output []byte) eventbus.Message {
+	now := time.Now().UnixMilli()
+	return runMessage(t, eventsv1.TopicTaskComplete, &eventsv1.TaskResult{RunId: "r1", NodeId: node, Attempt: 1,
+		Status: eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED, Output: output, StartedAtMs: now, FinishedAtMs: now})
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 )
 
 // TestNullOutputIsNotStored: a node that succeeds without an output (JSON
@@ -25,35 +24,18 @@ func TestNullOutputIsNotStored(t *testing.T) {
 	ctx := context.Background()
 	rdb, keys, cfg := workflowEnv(t, "wf", `{"name":"wf","nodes":[{"id":"a","handler":"noop"},{"id":"c","handler":"noop"},
 	  {"id":"b","handler":"noop","depends_on":["a","c"],"config":{"from_a":"<< a >>","from_c":"<< c.n >>"}}]}`)
-	first, err := New(ctx, cfg) // makes the topics
-	require.NoError(t, err)
-	first.close(ctx)
+	owner, step := freshOwners(t, ctx, cfg)
+	owner().close(ctx) // makes the topics
 	cons, err := eventbus.NewConsumer(ctx, cfg.Bus, testinfra.UniqueName(t, "reader"), eventsv1.TopicTaskDispatch)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cons.Close() })
-	step := func(m eventbus.Message) { // one batch on a fresh owner: the run is loaded from Redis
-		s, err := New(ctx, cfg)
-		require.NoError(t, err)
-		defer s.close(ctx)
-		require.NoError(t, s.tryBatch(ctx, []eventbus.Message{m}))
-	}
-	msg := func(topic string, m proto.Message) eventbus.Message {
-		out, err := eventbus.NewMessage(topic, "r1", m)
-		require.NoError(t, err)
-		return out
-	}
-	done := func(node string, output []byte) eventbus.Message {
-		now := time.Now().UnixMilli()
-		return msg(eventsv1.TopicTaskComplete, &eventsv1.TaskResult{RunId: "r1", NodeId: node, Attempt: 1,
-			Status: eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED, Output: output, StartedAtMs: now, FinishedAtMs: now})
-	}
 
 	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
 	_, err = keys.CreatePendingRun(ctx, rdb, p)
 	require.NoError(t, err)
-	step(msg(eventsv1.TopicWorkflowStart, p.StartRequest()))
-	step(done("a", nil)) // a task that returned nothing
-	step(done("c", []byte(`{"n":7}`)))
+	step(runMessage(t, eventsv1.TopicWorkflowStart, p.StartRequest()))
+	step(succeededResult(t, "a", nil)) // a task that returned nothing
+	step(succeededResult(t, "c", []byte(`{"n":7}`)))
 
 	outs := rdb.HGetAll(ctx, keys.Outputs("r1")).Val()
 	require.Equal(t, map[string]string{"c": `{"n":7}`}, outs, "a's null output keeps no field; c's output is stored")
