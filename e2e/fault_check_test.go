@@ -201,7 +201,7 @@ func (f *faultStack) checkNodes(run, wf string, st statestore.StoredRun) map[str
 		rec, err := records.DecodeNodeRecord([]byte(st.Nodes[id]))
 		require.NoError(t, err, "run %s node %s", run, id)
 		require.True(t, rec.State.Terminal(), "run %s node %s is %s in a terminal run", run, id, rec.State)
-		if rec.State == records.NodeSucceeded {
+		if rec.State == records.NodeSucceeded { // the fault workflows' nodes all return an output (a null one is not stored)
 			out, ok := st.Outputs[id]
 			require.True(t, ok, "run %s: node %s succeeded without its output", run, id)
 			require.True(t, json.Valid([]byte(out)), "run %s node %s output is not JSON: %.80q", run, id, out)

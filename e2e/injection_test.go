@@ -126,8 +126,8 @@ func TestInjectionIntoWhenJQAndFilters(t *testing.T) {
 		var jqOut string
 		require.NoError(t, json.Unmarshal([]byte(st.Outputs["jq_"+itoa(i)]), &jqOut), "jq_%d: %s", i, st.Outputs["jq_"+itoa(i)])
 		require.Equal(t, v, jqOut, "jq returned something else for value %d", i)
-		require.Contains(t, st.Outputs, "match_"+itoa(i), "value %d: the equal condition did not hold", i)
-		require.NotContains(t, st.Outputs, "nomatch_"+itoa(i), "value %d turned a false condition true", i)
+		require.Equal(t, records.NodeSucceeded, nodeRecord(t, st, "match_"+itoa(i)).State, "value %d: the equal condition did not hold", i)
+		require.True(t, nodeRecord(t, st, "nomatch_"+itoa(i)).WhenSkipped, "value %d turned a false condition true", i)
 		var filt struct {
 			Up, Js string
 			Len    int
