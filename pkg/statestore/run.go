@@ -249,27 +249,32 @@ func (s StoredRun) Started() bool { return len(s.Nodes) > 0 }
 
 // LoadRun reads a run's hashes in one round trip.
 func (k Keys) LoadRun(ctx context.Context, rdb redis.Cmdable, run string) (StoredRun, error) {
-	pipe := rdb.Pipeline()
-	f := pipe.HGetAll(ctx, k.Run(run))
-	n := pipe.HGetAll(ctx, k.Nodes(run))
-	o := pipe.HGetAll(ctx, k.Outputs(run))
-	if _, err := pipe.Exec(ctx); err != nil {
-		return StoredRun{}, fmt.Errorf("load run %s: %w", run, err)
-	}
-	return StoredRun{Fields: f.Val(), Nodes: n.Val(), Outputs: o.Val()}, nil
+	return k.loadRun(ctx, rdb, run, true)
 }
 
 // LoadRunView reads a run's hash and its node records in one round trip:
 // what a view of the run needs, which shows no outputs. Its Outputs is nil:
 // a run's outputs can be large, and LoadRun reads them too.
 func (k Keys) LoadRunView(ctx context.Context, rdb redis.Cmdable, run string) (StoredRun, error) {
+	return k.loadRun(ctx, rdb, run, false)
+}
+
+func (k Keys) loadRun(ctx context.Context, rdb redis.Cmdable, run string, outputs bool) (StoredRun, error) {
 	pipe := rdb.Pipeline()
 	f := pipe.HGetAll(ctx, k.Run(run))
 	n := pipe.HGetAll(ctx, k.Nodes(run))
+	var o *redis.MapStringStringCmd
+	if outputs {
+		o = pipe.HGetAll(ctx, k.Outputs(run))
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return StoredRun{}, fmt.Errorf("load run %s: %w", run, err)
 	}
-	return StoredRun{Fields: f.Val(), Nodes: n.Val()}, nil
+	st := StoredRun{Fields: f.Val(), Nodes: n.Val()}
+	if o != nil {
+		st.Outputs = o.Val()
+	}
+	return st, nil
 }
 
 // appendArgs appends f's section of the apply script's arguments.
