@@ -236,6 +236,51 @@ func TestUILoadExamplesAndFanOut(t *testing.T) {
 	b.Screenshot(t, "fan-out")
 }
 
+// TestUIFanOutInstanceDetail: a fan-out node's panel shows its output (the
+// array of its instances' outputs) on demand, and picking an instance row
+// shows that instance's attempt, output, error and log; a failed
+// instance's error and stderr are there, not only in the CLI.
+func TestUIFanOutInstanceDetail(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register([]byte(fmt.Sprintf(`{"name": %q, "nodes": [
+	  {"id": "greet", "handler": "shell", "foreach": "<< input.cities >>",
+	   "config": {"command": "echo \"hello $CITY\"", "env": {"CITY": "<< item >>"}}},
+	  {"id": "check", "handler": "shell", "depends_on": ["greet"], "foreach": "<< input.checks >>",
+	   "config": {"command": "echo \"checking $WHAT\"; [ \"$WHAT\" = fine ] || { echo \"$WHAT is not fine\" >&2; exit 3; }", "env": {"WHAT": "<< item >>"}}}
+	]}`, wfName(t, "ui-fan"))))
+	id := c.start(name, `{"cities": ["lisbon", "oslo"], "checks": ["fine", "broken"]}`)
+	require.Equal(t, "failed", c.waitDone(id, runTimeout).Status)
+
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="greet"]`, chromedp.ByQuery),
+		chromedp.Click(`g.node[data-node="greet"]`, chromedp.ByQuery))
+	b.WaitText(t, "#node-instances", "2 instances: 2 succeeded", uiWait)
+	b.WaitText(t, "#node-output .show-output", "array of 2", uiWait)
+	b.Run(t, chromedp.Click("#node-output .show-output", chromedp.ByQuery))
+	b.WaitText(t, "#node-output-json", `"stdout": "hello lisbon\n"`, uiWait)
+	b.WaitText(t, "#node-output-json", `"stdout": "hello oslo\n"`, uiWait)
+	b.Run(t, chromedp.Click(`#node-instances tr[data-instance="1"]`, chromedp.ByQuery))
+	b.WaitText(t, "#instance-detail", "Instance #1", uiWait)
+	b.WaitText(t, "#instance-attempt", "Attempt 1 of 1", uiWait)
+	b.WaitText(t, "#instance-output", `"stdout": "hello oslo\n"`, uiWait)
+	b.WaitText(t, "#instance-logs", "hello oslo", uiWait)
+	waitCount(t, b, "#node-instances tr.selected", 1)
+
+	b.Run(t, chromedp.Click(`g.node[data-node="check"]`, chromedp.ByQuery))
+	b.WaitText(t, "#node-instances", "2 instances: 1 succeeded, 0 running, 0 pending, 1 failed", uiWait)
+	require.Zero(t, count(t, b, "#instance-detail *"), "a new node's panel has no instance picked")
+	b.Run(t, chromedp.Click(`#node-instances tr[data-instance="1"]`, chromedp.ByQuery))
+	b.WaitText(t, "#instance-error", "exit code 3: broken is not fine", uiWait)
+	b.WaitText(t, "#instance-logs", "checking broken", uiWait)
+	b.WaitText(t, "#instance-logs", "! broken is not fine", uiWait)
+	b.Screenshot(t, "fan-out-instance")
+	b.Run(t, chromedp.Click("#instance-detail button.close", chromedp.ByQuery))
+	waitCount(t, b, "#instance-detail *", 0)
+	waitCount(t, b, "#node-instances tr.selected", 0)
+}
+
 // TestUIListViewAboveThreeThousandNodes: a run too large to draw shows as
 // a filterable list that follows the run live (make bench-ui measures
 // this page's speed; this test keeps it working in make test).

@@ -1,6 +1,8 @@
 // panel.js: the node panel: attempt n of max, timings, worker, idempotency
 // key, waiting reason, error, earlier attempts, output (on demand), live
-// log lines, fan-out instances (paged) and the node's actions.
+// log lines and the node's actions. A fan-out node shows its instances
+// (paged); picking one shows that instance's attempt, error, output and
+// live log, and the node's output is the assembled array.
 
 import { get, post, q, enc, stream } from "./api.js";
 import { h, clear, badge, button, fmtTime, fmtDuration } from "./dom.js";
@@ -12,6 +14,13 @@ export function nodePanel(el, runId, run, nodeId, reload) {
   const logs = h("pre.logs#node-logs");
   const out = h("div#node-output");
   const inst = h("div#node-instances");
+  const instDetail = h("div#instance-detail");
+  const instLogs = h("pre.logs#instance-logs");
+  let instCursor = "";
+  let picked = null;
+  let instFeed = null;
+  let instSeq = 0; // the latest instances() and showInstance() calls win
+  let detailSeq = 0;
   let lastKey = "";
 
   const base = `/runs/${enc(runId)}/tasks/${enc(nodeId)}`;
@@ -35,7 +44,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
         h("dt", "Started"), h("dd", fmtTime(n.started_at)),
         h("dt", "Time"), h("dd#node-timing", timing(n)),
         n.worker ? [h("dt", "Worker"), h("dd.mono#node-worker", n.worker)] : null,
-        n.attempt ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:0:${n.attempt}`)] : null,
+        n.attempt && !n.instances ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:0:${n.attempt}`)] : null,
         n.waiting_reason ? [h("dt", "Waiting"), h("dd#node-waiting", n.waiting_reason)] : null,
         n.retry_at ? [h("dt", "Retry at"), h("dd", fmtTime(n.retry_at))] : null),
       n.error ? h("pre.error#node-error", n.error) : null,
@@ -46,57 +55,126 @@ export function nodePanel(el, runId, run, nodeId, reload) {
         button("Rerun from here", async () => {
           try { await post(`/runs/${enc(runId)}/rerun` + q({ from: nodeId })); reload(); } catch (err) { alert(err.message); }
         }, "small act-rerun")) : null,
-      n.instances ? inst : [h("h4", "Output"), out],
-      h("h4", "Log"), logs);
-    if (n.instances) instances(n);
-    else output(n);
-    followLogs(n);
+      h("h4", n.instances ? "Output of all instances" : "Output"), out,
+      n.instances ? [h("h4", "Instances"), inst, instDetail] : [h("h4", "Log"), logs]);
+    output(n);
+    if (n.instances) {
+      instances(n);
+      if (picked !== null) showInstance(picked);
+    } else followLogs(n);
   }
 
+  // output offers the node's output once it finished: a fan-out node's is
+  // the array of its instances' outputs (read with one instance row, not
+  // a page of them).
   async function output(n) {
     if (!["succeeded", "failed"].includes(n.state)) return clear(out, h("p.muted", "No output yet."));
-    clear(out, button("Show output", async () => {
+    const label = n.instances ? `Show output (array of ${n.instances.total})` : "Show output";
+    clear(out, button(label, async () => {
       try {
-        const t = await get(base);
-        clear(out, t.output === undefined ? h("p.muted", "No output.") : h("pre.json", JSON.stringify(t.output, null, 2)));
+        const t = await get(base + (n.instances ? q({ limit: 1 }) : ""));
+        clear(out, jsonOrNone(t.output, "pre.json#node-output-json"));
       } catch (err) { clear(out, h("p.error", err.message)); }
     }, "small show-output"));
   }
 
-  async function instances(n, cursor = "") {
+  // instances shows the page of instances at instCursor; a row picks its
+  // instance.
+  async function instances(n) {
     const c = n.instances;
-    const t = await get(base + q({ limit: 20, cursor }));
-    const page = t.instance_page || { items: [] };
+    const seq = ++instSeq;
+    let page;
+    try {
+      page = (await get(base + q({ limit: 20, cursor: instCursor }))).instance_page || { items: [] };
+    } catch (err) { return alive && seq === instSeq && clear(inst, h("p.error", err.message)); }
+    if (!alive || seq !== instSeq) return;
     clear(inst, h("p", `${c.total} instances: ${c.succeeded} succeeded, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`),
-      h("table.grid.small", h("thead", h("tr.head", ["#", "State", "Wait", "Ran", "Worker"].map((t) => h("th", t)))),
-        h("tbody", page.items.map((i) => h("tr", h("td", `#${i.instance}`), h("td", badge(i.state)),
-        h("td", { title: "queue wait: queued until a worker started it" }, fmtDuration(i.queue_wait_ms)), h("td", { title: "run time" }, fmtDuration(i.duration_ms)), h("td.mono", i.worker || ""))))),
-      page.next_cursor ? button("More…", () => instances(n, page.next_cursor), "small") : null);
+      h("table.grid.small.instances", h("thead", h("tr.head", ["#", "State", "Wait", "Ran", "Worker"].map((t) => h("th", t)))),
+        h("tbody", page.items.map((i) => h(`tr.pick${i.instance === picked ? ".selected" : ""}`,
+          { dataset: { instance: i.instance }, title: "Show this instance", onclick: () => pick(i.instance) },
+          h("td", `#${i.instance}`), h("td", badge(i.state)),
+          h("td", { title: "queue wait: queued until a worker started it" }, fmtDuration(i.queue_wait_ms)), h("td", { title: "run time" }, fmtDuration(i.duration_ms)), h("td.mono", i.worker || ""))))),
+      h("div.pager",
+        instCursor ? button("First page", () => { instCursor = ""; instances(n); }, "small") : null,
+        page.next_cursor ? button("More…", () => { instCursor = page.next_cursor; instances(n); }, "small") : null),
+      picked === null ? h("p.muted.small", "Pick an instance for its attempt, error, output and log.") : null);
+  }
+
+  function pick(i) {
+    picked = i;
+    for (const tr of inst.querySelectorAll("tr.pick")) tr.classList.toggle("selected", Number(tr.dataset.instance) === i);
+    inst.querySelector("p.muted.small")?.remove();
+    showInstance(i);
+  }
+
+  function unpick() {
+    picked = null;
+    instFeed?.close();
+    instFeed = null;
+    clear(instDetail);
+    for (const tr of inst.querySelectorAll("tr.selected")) tr.classList.remove("selected");
+  }
+
+  // showInstance shows instance i as the api has it now, and follows the
+  // log of its current attempt.
+  async function showInstance(i) {
+    const seq = ++detailSeq;
+    let t;
+    try {
+      t = await get(base + q({ instance: i }));
+    } catch (err) { return alive && seq === detailSeq && clear(instDetail, h("p.error", err.message)); }
+    if (!alive || seq !== detailSeq || picked !== i) return;
+    clear(instDetail,
+      h("div.section-head", h("h4.mono", `Instance #${i}`), h("span.spacer"), button("×", unpick, "small close")),
+      h("p", badge(t.state), " ", h("span#instance-attempt", `Attempt ${t.attempt || 0} of ${t.max_attempts || 1}`), t.lost ? h("span.muted", ` · lost ${t.lost}×`) : null),
+      h("dl.facts",
+        h("dt", "Time"), h("dd", timing(t)),
+        t.worker ? [h("dt", "Worker"), h("dd.mono", t.worker)] : null,
+        t.attempt ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:${i}:${t.attempt}`)] : null),
+      t.error ? h("pre.error#instance-error", t.error) : null,
+      (t.past_attempts || []).length ? h("ul.history", t.past_attempts.map((p) =>
+        h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? ` on ${p.worker}` : "", pastTiming(p), p.error ? h("span.muted", ` — ${p.error}`) : null))) : null,
+      h("h4", "Output"),
+      ["succeeded", "failed"].includes(t.state) ? jsonOrNone(t.output, "pre.json#instance-output") : h("p.muted", "No output yet."),
+      h("h4", "Log"), instLogs);
+    const attempt = t.attempt || 1;
+    if (instFeed?.instance === i && instFeed.attempt === attempt) return;
+    instFeed?.close();
+    instFeed = { instance: i, attempt, ...follow(instLogs, `${base}/logs` + q({ follow: "true", attempt, instance: i })) };
   }
 
   function followLogs(n) {
     const attempt = n.attempt || 1;
     if (logFeed?.attempt === attempt) return;
     logFeed?.close();
-    clear(logs);
-    if (n.instances) return logs.append("Open an instance's log with the CLI: braid logs RUN NODE --instance N");
-    const s = stream(`${base}/logs` + q({ follow: "true", attempt }), {
-      onEvent: (type, data) => {
-        if (type === "line") logs.append(`${data.stream === "stderr" ? "! " : ""}${data.line}\n`);
-        else if (type === "end") logs.append(h("span.muted", `— ${data.reason}\n`));
-      },
-      stopWhen: (type) => type === "end",
-    });
-    logFeed = { attempt, close: s.close };
+    logFeed = { attempt, ...follow(logs, `${base}/logs` + q({ follow: "true", attempt })) };
   }
 
   function destroy() {
     alive = false;
     logFeed?.close();
+    instFeed?.close();
   }
 
   render(run);
   return { refresh: (r) => alive && render(r), destroy };
+}
+
+// follow streams a log's lines into el (emptied first) until its end.
+function follow(el, path) {
+  clear(el);
+  return stream(path, {
+    onEvent: (type, data) => {
+      if (type === "line") el.append(`${data.stream === "stderr" ? "! " : ""}${data.line}\n`);
+      else if (type === "end") el.append(h("span.muted", `— ${data.reason}\n`));
+    },
+    stopWhen: (type) => type === "end",
+  });
+}
+
+// jsonOrNone renders an output: pretty JSON, or "No output." when absent.
+function jsonOrNone(v, tag) {
+  return v === undefined ? h("p.muted", "No output.") : h(tag, JSON.stringify(v, null, 2));
 }
 
 // timing says where the current attempt's time went, from the api's
