@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -110,6 +111,54 @@ func TestCLIApplyAndRunWatch(t *testing.T) {
 	res = braid(t, s.cliEnv(), "logs", runID[1], "a")
 	require.Equal(t, 0, res.code)
 	require.Contains(t, res.stdout, "hi")
+}
+
+// TestCLIFanOutOutputsAndLogs: on a real stack, braid get counts a fan-out
+// node's instances, braid output prints the node's array, one instance's
+// output (and a failed one's error), and braid logs --instance reads that
+// instance's log.
+func TestCLIFanOutOutputsAndLogs(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register([]byte(`{"name": "` + wfName(t, "cli-fan") + `", "nodes": [
+	  {"id": "greet", "handler": "shell", "foreach": "<< input.cities >>",
+	   "config": {"command": "echo \"hello $CITY\"; [ \"$CITY\" != nowhere ] || { echo \"no $CITY\" >&2; exit 3; }",
+	              "output": "text", "env": {"CITY": "<< item >>"}}}
+	]}`))
+	id := c.start(name, `{"cities": ["lisbon", "oslo", "nowhere"]}`)
+	require.Equal(t, "failed", c.waitDone(id, runTimeout).Status)
+
+	res := braid(t, s.cliEnv(), "get", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, `(?m)^greet\s+failed\s.*1 of 3 instances failed`, res.stdout)
+
+	res = braid(t, s.cliEnv(), "output", id, "greet", "--instance", "1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"result": "hello oslo"`)
+	res = braid(t, s.cliEnv(), "output", id, "greet", "--instance", "2")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "instance 2 of node greet of run "+id+" is failed without an output: shell: exit code 3: no nowhere")
+	res = braid(t, s.cliEnv(), "output", id, "greet", "--instance", "3")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "has no instance 3")
+	res = braid(t, s.cliEnv(), "logs", id, "greet", "--instance", "2")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "hello nowhere\n", res.stdout)
+	require.Equal(t, "no nowhere\n", res.stderr)
+
+	// A fan-out that succeeds: its output is the array of its instances'.
+	id = c.start(name, `{"cities": ["lisbon", "oslo"]}`)
+	require.Equal(t, "succeeded", c.waitDone(id, runTimeout).Status)
+	res = braid(t, s.cliEnv(), "get", id)
+	require.Regexp(t, `(?m)^greet\s+succeeded\s.*2 instances: 2 succeeded$`, res.stdout)
+	res = braid(t, s.cliEnv(), "output", id, "greet")
+	require.Equal(t, 0, res.code, res.stderr)
+	var outs []struct {
+		Result string `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &outs), res.stdout)
+	require.Equal(t, []string{"hello lisbon", "hello oslo"}, []string{outs[0].Result, outs[1].Result})
 }
 
 func TestCLICancelAndRetry(t *testing.T) {

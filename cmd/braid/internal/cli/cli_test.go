@@ -100,7 +100,9 @@ func TestRunsAndGetTables(t *testing.T) {
 			"past_attempts":[{"attempt":1,"outcome":"lost","worker":"w-0","queue_wait_ms":4200,"error":"lost: worker w-0 stopped responding"},
 			{"attempt":1,"outcome":"failed","worker":"w-2","queue_wait_ms":3,"duration_ms":1500,"error":"shell: exit code 1"}]},
 			{"id":"ok","state":"queued","attempt":1,"queue_wait_ms":0,"duration_ms":61000,"waiting_reason":"awaiting approval"},
-			{"id":"b","state":"pending","waiting_reason":"waiting for parents: a"}]}`),
+			{"id":"b","state":"pending","waiting_reason":"waiting for parents: a"},
+			{"id":"fan","state":"running","attempt":1,"max_attempts":1,
+			"instances":{"total":10,"pending":4,"running":2,"succeeded":4,"failed":0,"cancelled":0}}]}`),
 	})
 	res := braid(t, api.env("k"), "", "runs", "--workflow", "wf", "--status", "succeeded", "--limit", "5")
 	require.Equal(t, 0, res.code, res.stderr)
@@ -118,6 +120,7 @@ func TestRunsAndGetTables(t *testing.T) {
 		"  a attempt 1 failed (waited 3ms, ran 1.5s): shell: exit code 1\n")
 	require.Regexp(t, `(?m)^ok\s+queued\s+1\s+0s\s+1m1s\s+-\s+awaiting approval$`, res.stdout, "a zero wait is 0s, not absent")
 	require.Regexp(t, `(?m)^b\s+pending\s+-\s+-\s+-\s+-\s+waiting for parents: a$`, res.stdout)
+	require.Regexp(t, `(?m)^fan\s+running\s+1/1\s+-\s+-\s+-\s+10 instances: 4 succeeded, 2 running, 4 pending$`, res.stdout)
 
 	res = braid(t, api.env("k"), "", "get", "r1", "--output", "json")
 	require.Equal(t, 0, res.code)
@@ -204,6 +207,7 @@ func TestConnectionErrorExitsOne(t *testing.T) {
 func TestCancelRetryAndLogs(t *testing.T) {
 	t.Parallel()
 	var hits []string
+	var query string
 	record := func(w http.ResponseWriter, r *http.Request) {
 		hits = append(hits, r.Method+" "+r.URL.Path)
 		w.WriteHeader(http.StatusAccepted)
@@ -211,8 +215,11 @@ func TestCancelRetryAndLogs(t *testing.T) {
 	api := newFakeAPI(t, map[string]http.HandlerFunc{
 		"POST /runs/r1/cancel": record,
 		"POST /runs/r1/retry":  record,
-		"GET /runs/r1/tasks/a/logs": reply(http.StatusOK, `{"lines":[{"stream":"stdout","line":"out 1"},
-			{"stream":"stderr","line":"err 1"}]}`),
+		"GET /runs/r1/tasks/a/logs": func(w http.ResponseWriter, r *http.Request) {
+			query = r.URL.RawQuery
+			reply(http.StatusOK, `{"lines":[{"stream":"stdout","line":"out 1"},
+			{"stream":"stderr","line":"err 1"}]}`)(w, r)
+		},
 	})
 	require.Equal(t, "cancel requested for run r1\n", braid(t, api.env("k"), "", "cancel", "r1").stdout)
 	require.Equal(t, "retry requested for run r1\n", braid(t, api.env("k"), "", "retry", "r1").stdout)
@@ -221,6 +228,69 @@ func TestCancelRetryAndLogs(t *testing.T) {
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, "out 1\n", res.stdout)
 	require.Equal(t, "err 1\n", res.stderr)
+	require.Equal(t, "", query, "no --instance: the api's default (instance 0)")
+	res = braid(t, api.env("k"), "", "logs", "r1", "a", "--instance", "7", "--attempt", "2")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "attempt=2&instance=7", query)
+	res = braid(t, api.env("k"), "", "logs", "r1", "a", "--instance", "-1")
+	require.Equal(t, 2, res.code)
+	require.Contains(t, res.stderr, "--instance -1: want 0 or more")
+}
+
+// TestOutput: braid output prints a node's output as JSON (a fan-out node's
+// array with one instance row asked for, not a page), one instance's with
+// --instance, and fails with the node's state or error when it has none.
+func TestOutput(t *testing.T) {
+	t.Parallel()
+	var query string
+	answers := map[string]string{
+		"limit=1":     `{"run_id":"r1","node":"a","state":"succeeded","output":{"total":3,"names":["x","y"]}}`,
+		"instance=2":  `{"run_id":"r1","node":"a","instance":2,"state":"succeeded","output":null}`,
+		"instance=3":  `{"run_id":"r1","node":"a","instance":3,"state":"failed","error":"shell: exit code 3"}`,
+		"instance=4":  `{"run_id":"r1","node":"a","instance":4,"state":"running"}`,
+		"instance=99": ``,
+	}
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"GET /runs/r1/tasks/a": func(w http.ResponseWriter, r *http.Request) {
+			query = r.URL.RawQuery
+			body, ok := answers[query]
+			if !ok || body == "" {
+				problem(w, http.StatusNotFound, `node "a" of run "r1" has no instance 99`)
+				return
+			}
+			reply(http.StatusOK, body)(w, r)
+		},
+	})
+	res := braid(t, api.env("k"), "", "output", "r1", "a")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "limit=1", query)
+	require.Equal(t, "{\n  \"total\": 3,\n  \"names\": [\n    \"x\",\n    \"y\"\n  ]\n}\n", res.stdout)
+
+	res = braid(t, api.env("k"), "", "output", "r1", "a", "--instance", "2")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "instance=2", query)
+	require.Equal(t, "null\n", res.stdout, "a null output is printed, not taken for a missing one")
+
+	res = braid(t, api.env("k"), "", "output", "r1", "a", "--instance", "3")
+	require.Equal(t, 1, res.code)
+	require.Empty(t, res.stdout)
+	require.Contains(t, res.stderr, "instance 3 of node a of run r1 is failed without an output: shell: exit code 3")
+
+	res = braid(t, api.env("k"), "", "output", "r1", "a", "--instance", "4")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "instance 4 of node a of run r1 is running: no output")
+
+	res = braid(t, api.env("k"), "", "output", "r1", "a", "--instance", "99")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "has no instance 99")
+
+	res = braid(t, api.env("k"), "", "output", "r1", "a", "--instance", "3", "-o", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, `"error": "shell: exit code 3"`, "-o json prints the api's answer")
+
+	res = braid(t, api.env("k"), "", "output", "r1")
+	require.Equal(t, 2, res.code)
+	require.Contains(t, res.stderr, "usage: braid output RUN NODE")
 }
 
 // TestRunWait starts a run with --wait: it asks GET /runs/{id}?wait= until

@@ -102,9 +102,30 @@ func pastTimes(p apiwire.PastAttempt) string {
 }
 
 // nodeDetail is a node's error when it has one, else why it is waiting,
-// else why it ended as it did (e.g. skipped by its when condition).
+// else why it ended as it did (e.g. skipped by its when condition), else a
+// fan-out node's instance counts.
 func nodeDetail(n client.Node) string {
-	return cmp.Or(n.Error, n.WaitingReason, n.Reason)
+	return cmp.Or(n.Error, n.WaitingReason, n.Reason, instanceCounts(n.Instances))
+}
+
+// instanceCounts is "4 instances: 3 succeeded, 1 running" (the states with
+// any), "" for a node that is not a fan-out.
+func instanceCounts(c *apiwire.InstanceCounts) string {
+	if c == nil {
+		return ""
+	}
+	s := strconv.Itoa(c.Total) + " instances"
+	sep := ": "
+	for _, st := range []struct {
+		n    int
+		name string
+	}{{c.Succeeded, "succeeded"}, {c.Running, "running"}, {c.Pending, "pending"}, {c.Failed, "failed"}, {c.Cancelled, "cancelled"}} {
+		if st.n > 0 {
+			s += sep + strconv.Itoa(st.n) + " " + st.name
+			sep = ", "
+		}
+	}
+	return s
 }
 
 // attempt shows 0 as "-".

@@ -52,7 +52,7 @@ braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
 	f.StringVar(&a.dataDir, "data-dir", "", "braid dev's data directory (env BRAID_DATA_DIR; default .braid)")
 	root.AddCommand(
 		newDevCmd(a), newApplyCmd(a), newValidateCmd(a), newRunCmd(a), newRunsCmd(a),
-		newGetCmd(a), newLogsCmd(a), newControlCmd(a, "cancel"), newControlCmd(a, "retry"),
+		newGetCmd(a), newOutputCmd(a), newLogsCmd(a), newControlCmd(a, "cancel"), newControlCmd(a, "retry"),
 		newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a),
 	)
 	return root

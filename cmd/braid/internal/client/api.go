@@ -109,3 +109,31 @@ func (c *Client) Retry(ctx context.Context, id string) error {
 	_, err := c.doJSON(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/retry", nil, nil)
 	return err
 }
+
+// Task is what `braid output` reads of GET /runs/{id}/tasks/{node}: a
+// node's (or one fan-out instance's) state, error and output. Output is nil
+// when the answer has none (the node has not finished, or failed without
+// one) and the JSON literal null when its output is null.
+type Task struct {
+	RunID    string          `json:"run_id"`
+	Node     string          `json:"node"`
+	Instance int             `json:"instance"`
+	State    string          `json:"state"`
+	Error    string          `json:"error,omitempty"`
+	Output   json.RawMessage `json:"output,omitempty"`
+}
+
+// Task reads node of run, or instance inst of a fan-out node when inst is
+// not negative: GET /runs/{id}/tasks/{node}. A fan-out node's own answer
+// (inst < 0) is its output array with one instance row, not a page.
+func (c *Client) Task(ctx context.Context, run, node string, inst int) (Task, json.RawMessage, error) {
+	q := url.Values{}
+	if inst >= 0 {
+		q.Set("instance", strconv.Itoa(inst))
+	} else {
+		q.Set("limit", "1")
+	}
+	var t Task
+	raw, err := c.doJSON(ctx, http.MethodGet, "/runs/"+url.PathEscape(run)+"/tasks/"+url.PathEscape(node)+"?"+q.Encode(), nil, &t)
+	return t, raw, err
+}

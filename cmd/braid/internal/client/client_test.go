@@ -188,7 +188,7 @@ func TestWaitOutlastsTheStreamHeaderTimeout(t *testing.T) {
 	<-asked // the wait is with the api
 
 	// A stream's headers are bounded by HeaderTimeout.
-	err = c.FollowLogs(context.Background(), "r", "A", 0, func(LogLine) error { return nil })
+	err = c.FollowLogs(context.Background(), "r", "A", 0, 0, func(LogLine) error { return nil })
 	require.ErrorContains(t, err, "timeout awaiting response headers")
 
 	// The wait, asked before the stream, is still open: it gets its answer.

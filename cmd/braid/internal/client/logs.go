@@ -19,18 +19,19 @@ type LogPage = apiwire.LogPage
 // errLogEnd stops a followed log at its "end" event.
 var errLogEnd = errors.New("log ended")
 
-// Logs returns the log of one attempt of a node (attempt 0: the latest).
-func (c *Client) Logs(ctx context.Context, run, node string, attempt int) (LogPage, json.RawMessage, error) {
+// Logs returns the log of one attempt of a node, or of instance inst of a
+// fan-out node (attempt 0: the latest; inst 0 is every node's first).
+func (c *Client) Logs(ctx context.Context, run, node string, inst, attempt int) (LogPage, json.RawMessage, error) {
 	var page LogPage
-	raw, err := c.doJSON(ctx, http.MethodGet, logsPath(run, node, attempt, false), nil, &page)
+	raw, err := c.doJSON(ctx, http.MethodGet, logsPath(run, node, inst, attempt, false), nil, &page)
 	return page, raw, err
 }
 
-// FollowLogs streams the log of one attempt (attempt 0: the latest) and
-// calls fn for each line until the attempt is over (nil), fn fails or ctx
-// ends.
-func (c *Client) FollowLogs(ctx context.Context, run, node string, attempt int, fn func(LogLine) error) error {
-	err := c.Stream(ctx, logsPath(run, node, attempt, true), func(ev Event) error {
+// FollowLogs streams the log of one attempt (of instance inst; attempt 0:
+// the latest) and calls fn for each line until the attempt is over (nil),
+// fn fails or ctx ends.
+func (c *Client) FollowLogs(ctx context.Context, run, node string, inst, attempt int, fn func(LogLine) error) error {
+	err := c.Stream(ctx, logsPath(run, node, inst, attempt, true), func(ev Event) error {
 		switch ev.Type {
 		case "end":
 			return errLogEnd

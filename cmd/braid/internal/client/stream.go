@@ -38,8 +38,11 @@ func (c *Client) RunEvents(ctx context.Context, id string, fn func(Event) error)
 }
 
 // logsPath is the log endpoint of one node, with attempt (0: latest) and follow.
-func logsPath(run, node string, attempt int, follow bool) string {
+func logsPath(run, node string, inst, attempt int, follow bool) string {
 	q := url.Values{}
+	if inst > 0 {
+		q.Set("instance", strconv.Itoa(inst))
+	}
 	if attempt > 0 {
 		q.Set("attempt", strconv.Itoa(attempt))
 	}

@@ -30,10 +30,10 @@ func TestFollowLogsStopsAtEnd(t *testing.T) {
 		},
 	})
 	var got []LogLine
-	err := c.FollowLogs(context.Background(), "r", "n", 2, func(l LogLine) error { got = append(got, l); return nil })
+	err := c.FollowLogs(context.Background(), "r", "n", 3, 2, func(l LogLine) error { got = append(got, l); return nil })
 	require.NoError(t, err)
 	require.Equal(t, []LogLine{{Stream: "stdout", Line: "one"}, {Stream: "stderr", Line: "two"}}, got)
-	require.Equal(t, "attempt=2&follow=true", query)
+	require.Equal(t, "attempt=2&follow=true&instance=3", query)
 }
 
 func TestStreamRejectsNonEventStream(t *testing.T) {
@@ -58,7 +58,7 @@ func TestLogs(t *testing.T) {
 		"GET /runs/r/tasks/n/logs": jsonReply(http.StatusOK, `{"run_id":"r","node":"n","attempt":1,
 			"lines":[{"ts":"2026-01-01T00:00:00.000Z","stream":"stdout","line":"hello"}]}`),
 	})
-	page, _, err := c.Logs(context.Background(), "r", "n", 0)
+	page, _, err := c.Logs(context.Background(), "r", "n", 0, 0)
 	require.NoError(t, err)
 	require.Equal(t, []LogLine{{Time: "2026-01-01T00:00:00.000Z", Stream: "stdout", Line: "hello"}}, page.Lines)
 }
