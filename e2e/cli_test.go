@@ -161,6 +161,42 @@ func TestCLIFanOutOutputsAndLogs(t *testing.T) {
 	require.Equal(t, []string{"hello lisbon", "hello oslo"}, []string{outs[0].Result, outs[1].Result})
 }
 
+// TestCLIWorkflows: on a real stack, a registered workflow is listed, its
+// definition printed by braid workflow get registers again as the next
+// version, and once deleted it is neither listed nor startable.
+func TestCLIWorkflows(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	name := wfName(t, "cli-wf")
+	file := filepath.Join(t.TempDir(), "wf.json")
+	require.NoError(t, os.WriteFile(file, shellWorkflow(name, map[string]string{"a": "echo hi"}, nil), 0o600))
+	res := braid(t, s.cliEnv(), "apply", "-f", file)
+	require.Equal(t, 0, res.code, res.stderr)
+
+	res = braid(t, s.cliEnv(), "workflows", "--limit", "500")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, `(?m)^`+regexp.QuoteMeta(name)+`\s+1\s`, res.stdout)
+
+	res = braid(t, s.cliEnv(), "workflow", "get", name)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NoError(t, os.WriteFile(file, []byte(res.stdout), 0o600))
+	res = braid(t, s.cliEnv(), "apply", "-f", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "registered workflow "+name+" version 2")
+	res = braid(t, s.cliEnv(), "workflow", "get", name, "--version", "3")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "has no version 3; its latest is 2")
+
+	res = braid(t, s.cliEnv(), "workflow", "delete", name)
+	require.Equal(t, 0, res.code, res.stderr)
+	res = braid(t, s.cliEnv(), "workflows", "--limit", "500")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.NotContains(t, res.stdout, name)
+	res = braid(t, s.cliEnv(), "run", name)
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "not found")
+}
+
 func TestCLICancelAndRetry(t *testing.T) {
 	t.Parallel()
 	s := shared(t)

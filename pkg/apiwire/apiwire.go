@@ -9,6 +9,8 @@
 // when unset.
 package apiwire
 
+import "encoding/json"
+
 // ProblemContentType is the media type of error responses (RFC 9457).
 const ProblemContentType = "application/problem+json"
 
@@ -57,4 +59,23 @@ type LogPage struct {
 	Instance int       `json:"instance"`
 	Attempt  int       `json:"attempt"`
 	Lines    []LogLine `json:"lines"`
+}
+
+// WorkflowSummary is one workflow of GET /workflows (a Page of them,
+// newest first).
+type WorkflowSummary struct {
+	Name          string `json:"name"`
+	LatestVersion int    `json:"latest_version"`
+	CreatedAt     Time   `json:"created_at,omitzero"`
+	UpdatedAt     Time   `json:"updated_at,omitzero"`
+}
+
+// WorkflowDoc is one version of a workflow with its definition as it was
+// registered: GET /workflows/{name}[?version=N].
+type WorkflowDoc struct {
+	Name       string          `json:"name"`
+	Version    int             `json:"version"`
+	CreatedAt  Time            `json:"created_at,omitzero"`
+	UpdatedAt  Time            `json:"updated_at,omitzero"`
+	Definition json.RawMessage `json:"definition"`
 }

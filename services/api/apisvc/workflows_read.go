@@ -2,39 +2,16 @@ package apisvc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/gin-gonic/gin"
 )
-
-// workflowSummary is one item of GET /workflows.
-type workflowSummary struct {
-	Name          string `json:"name"`
-	LatestVersion int    `json:"latest_version"`
-	CreatedAt     string `json:"created_at,omitempty"`
-	UpdatedAt     string `json:"updated_at,omitempty"`
-}
-
-// workflowList is a page of workflows.
-type workflowList struct {
-	Items      []workflowSummary `json:"items"`
-	NextCursor string            `json:"next_cursor,omitempty"`
-}
-
-// workflowDoc is a workflow with one version's definition.
-type workflowDoc struct {
-	Name       string          `json:"name"`
-	Version    int             `json:"version"`
-	CreatedAt  string          `json:"created_at,omitempty"`
-	UpdatedAt  string          `json:"updated_at,omitempty"`
-	Definition json.RawMessage `json:"definition"`
-}
 
 // versionList lists a workflow's versions.
 type versionList struct {
@@ -75,11 +52,11 @@ func (s *Server) listWorkflows(c *gin.Context) {
 		abort(c, err)
 		return
 	}
-	out := workflowList{Items: make([]workflowSummary, 0, len(infos))}
+	out := apiwire.Page[apiwire.WorkflowSummary]{Items: make([]apiwire.WorkflowSummary, 0, len(infos))}
 	for _, w := range infos {
 		if w.Latest > 0 && !w.Deleted {
-			out.Items = append(out.Items, workflowSummary{Name: w.Name, LatestVersion: w.Latest,
-				CreatedAt: formatTime(w.Created), UpdatedAt: formatTime(w.Updated)})
+			out.Items = append(out.Items, apiwire.WorkflowSummary{Name: w.Name, LatestVersion: w.Latest,
+				CreatedAt: apiwire.At(w.Created), UpdatedAt: apiwire.At(w.Updated)})
 		}
 	}
 	if len(page) == limit {
@@ -150,8 +127,8 @@ func (s *Server) showVersion(c *gin.Context, name string, v int) {
 		abort(c, err)
 		return
 	}
-	respond(c, http.StatusOK, workflowDoc{Name: name, Version: ver, CreatedAt: formatTime(info.Created),
-		UpdatedAt: formatTime(info.Updated), Definition: def})
+	respond(c, http.StatusOK, apiwire.WorkflowDoc{Name: name, Version: ver, CreatedAt: apiwire.At(info.Created),
+		UpdatedAt: apiwire.At(info.Updated), Definition: def})
 }
 
 // deleteWorkflow removes a workflow from the index and refuses new runs of

@@ -325,3 +325,59 @@ func TestRunWait(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkflowsCommands: braid workflows lists a page, braid workflow get
+// prints the definition alone (ready for braid apply -f) or the api's
+// document with -o json, and braid workflow delete deletes.
+func TestWorkflowsCommands(t *testing.T) {
+	t.Parallel()
+	var query string
+	var deleted []string
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"GET /workflows": func(w http.ResponseWriter, r *http.Request) {
+			query = r.URL.RawQuery
+			reply(http.StatusOK, `{"items":[{"name":"wf","latest_version":3,"created_at":"2026-01-01T00:00:00.000Z",
+				"updated_at":"2026-01-02T00:00:00.000Z"}],"next_cursor":"cur"}`)(w, r)
+		},
+		"GET /workflows/wf": func(w http.ResponseWriter, r *http.Request) {
+			query = r.URL.RawQuery
+			reply(http.StatusOK, `{"name":"wf","version":2,"definition":{"name":"wf","nodes":[{"id":"a","handler":"noop"}]}}`)(w, r)
+		},
+		"DELETE /workflows/wf": func(w http.ResponseWriter, r *http.Request) {
+			deleted = append(deleted, r.URL.Path)
+			w.WriteHeader(http.StatusNoContent)
+		},
+	})
+	res := braid(t, api.env("k"), "", "workflows", "--limit", "1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "limit=1", query)
+	require.Regexp(t, `(?m)^WORKFLOW\s+VERSION\s+REGISTERED\s+UPDATED$`, res.stdout)
+	require.Regexp(t, `(?m)^wf\s+3\s+\S+ \S+\s+\S+ \S+$`, res.stdout)
+	require.Contains(t, res.stdout, "more: --cursor cur")
+
+	res = braid(t, api.env("k"), "", "workflow", "get", "wf", "--version", "2")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "version=2", query)
+	var def map[string]any
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &def), res.stdout)
+	require.Equal(t, "wf", def["name"], "the definition alone, not the api's document")
+	require.NotContains(t, def, "definition")
+
+	res = braid(t, api.env("k"), "", "workflow", "get", "wf", "-o", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "", query, "no --version: the latest")
+	require.Contains(t, res.stdout, `"definition": {`)
+
+	res = braid(t, api.env("k"), "", "workflow", "delete", "wf")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "workflow wf deleted\n", res.stdout)
+	require.Equal(t, []string{"/workflows/wf"}, deleted)
+
+	res = braid(t, api.env("k"), "", "workflow", "delete", "nosuch")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "no route DELETE /workflows/nosuch")
+
+	res = braid(t, api.env("k"), "", "workflow", "get", "wf", "--version", "-1")
+	require.Equal(t, 2, res.code)
+	require.Contains(t, res.stderr, "--version -1: want 1 or more")
+}

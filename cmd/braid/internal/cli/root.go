@@ -33,8 +33,8 @@ func newRoot(a *app) *cobra.Command {
 		Use:   "braid",
 		Short: "Braid: event-driven workflow engine — dev stack and API client",
 		Long: `braid runs the whole Braid stack on one machine (braid dev) and talks to a
-Braid API: register workflows, start and watch runs, read logs, cancel and retry,
-and manage schedules.
+Braid API: register, list, show and delete workflows, start and watch runs, read
+outputs and logs, cancel and retry, and manage schedules.
 
 Environment: BRAID_URL (default ` + defaultURL + `), BRAID_API_KEY (default: the key
 braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
@@ -53,7 +53,7 @@ braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
 	root.AddCommand(
 		newDevCmd(a), newApplyCmd(a), newValidateCmd(a), newRunCmd(a), newRunsCmd(a),
 		newGetCmd(a), newOutputCmd(a), newLogsCmd(a), newControlCmd(a, "cancel"), newControlCmd(a, "retry"),
-		newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a),
+		newWorkflowsCmd(a), newWorkflowCmd(a), newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a),
 	)
 	return root
 }

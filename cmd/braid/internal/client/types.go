@@ -21,4 +21,10 @@ type (
 	SchedulePage = apiwire.SchedulePage
 	// NewSchedule is the body of POST /schedules.
 	NewSchedule = apiwire.NewSchedule
+	// WorkflowSummary is one workflow of a WorkflowPage.
+	WorkflowSummary = apiwire.WorkflowSummary
+	// WorkflowPage is one page of GET /workflows.
+	WorkflowPage = apiwire.Page[apiwire.WorkflowSummary]
+	// WorkflowDoc is one version of a workflow with its definition.
+	WorkflowDoc = apiwire.WorkflowDoc
 )
