@@ -150,6 +150,12 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 	for _, sel := range []string{".register-open", ".load-examples", ".run-workflow"} {
 		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
 	}
+	// It can read a definition, not edit or delete it.
+	b.Run(t, chromedp.Click(fmt.Sprintf(`tr[data-workflow=%q] .wf-open`, name), chromedp.ByQuery))
+	b.WaitText(t, "#workflow-definition", `"sleep 30"`, uiWait)
+	for _, sel := range []string{".wf-edit", ".wf-delete"} {
+		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
+	}
 	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="slow"]`, chromedp.ByQuery),
 		chromedp.Click(`g.node[data-node="slow"]`, chromedp.ByQuery), chromedp.WaitVisible("#node-attempt", chromedp.ByQuery))
 	for _, sel := range []string{".act-cancel", ".act-pause", ".act-retry", ".act-rerun", ".act-approve"} {
@@ -167,6 +173,47 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 		chromedp.Evaluate(`localStorage.getItem("braid.apiKey") ?? ""`, &stored))
 	require.Empty(t, stored, "the key outlived sign-out")
 	c.call(http.MethodPost, "/runs/"+id+"/cancel", []byte(`{}`), http.StatusAccepted, nil)
+}
+
+// TestUIWorkflowDefinitionEditDelete: a workflow's name opens its
+// definition; Edit fills the register form with it, and registering the
+// edited text makes version 2, whose panel shows the change while version 1
+// stays readable through the version picker; Delete asks first, then the
+// workflow leaves the list and the api refuses new runs of it.
+func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register(shellWorkflow(wfName(t, "ui-wf"), map[string]string{"a": "echo one"}, nil))
+	b := openUI(t, s, s.Key)
+	row := fmt.Sprintf(`tr[data-workflow=%q]`, name)
+	b.Run(t, chromedp.WaitVisible(row, chromedp.ByQuery), chromedp.Click(row+" .wf-open", chromedp.ByQuery))
+	b.WaitText(t, "#workflow-definition", `"echo one"`, uiWait)
+	b.WaitText(t, "#workflow-version", "v1 (latest)", uiWait)
+
+	b.Run(t, chromedp.Click(".wf-edit", chromedp.ByQuery), chromedp.WaitVisible("#definition", chromedp.ByQuery))
+	var text string
+	b.Run(t, chromedp.Value("#definition", &text, chromedp.ByQuery))
+	require.Contains(t, text, `"echo one"`, "Edit fills the form with the definition")
+	b.Run(t, chromedp.SetValue("#definition", strings.Replace(text, "echo one", "echo two", 1), chromedp.ByQuery),
+		chromedp.Click(".register", chromedp.ByQuery))
+	b.WaitText(t, "#registered", "Registered "+name+" version 2.", uiWait)
+
+	b.Run(t, chromedp.Click(row+" .wf-open", chromedp.ByQuery))
+	b.WaitText(t, "#workflow-version", "v2 (latest)", uiWait)
+	b.WaitText(t, "#workflow-definition", `"echo two"`, uiWait)
+	b.Run(t, chromedp.SetValue("#workflow-version", "1", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#workflow-version").dispatchEvent(new Event("change"))`, nil))
+	b.WaitText(t, "#workflow-definition", `"echo one"`, uiWait)
+	b.WaitText(t, "#workflow-version-line", "of 2", uiWait)
+	b.Screenshot(t, "workflow")
+
+	b.Run(t, chromedp.Click(".wf-delete", chromedp.ByQuery))
+	b.WaitText(t, "#delete-confirm", "Delete "+name+"?", uiWait)
+	require.Equal(t, 1, count(t, b, row), "nothing is deleted before the confirmation")
+	b.Run(t, chromedp.Click(".delete-confirm", chromedp.ByQuery))
+	waitCount(t, b, row, 0)
+	c.call(http.MethodPost, "/workflows/"+name+"/runs", []byte(`{}`), http.StatusNotFound, nil)
 }
 
 // TestUIRecoversWhenTheAPIComesBack: with the api killed under an open run

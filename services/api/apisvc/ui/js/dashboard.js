@@ -1,8 +1,9 @@
 // dashboard.js: workflows, recent runs (filters, cursor paging), register
-// a definition (paste or upload → validate → register), trigger a run with
-// a form built from the workflow's inputs, and "load examples".
+// a definition (paste or upload → validate → register), a workflow's
+// definition by version (edit as a new version, delete), trigger a run
+// with a form built from the workflow's inputs, and "load examples".
 
-import { get, post, q, enc, ApiError } from "./api.js";
+import { get, post, del, q, enc, ApiError } from "./api.js";
 import { h, clear, badge, button, fmtTime, fmtDuration } from "./dom.js";
 import { isWriter } from "./auth.js";
 import { jsonPositions, locate, lineOf } from "./jsonpos.js";
@@ -62,7 +63,8 @@ export function dashboardView(root, params) {
       }
     }).catch(() => {});
     return h("tr", { dataset: { workflow: wf.name } },
-      h("td", h("strong", wf.name)), h("td", `v${wf.latest_version}`), last, rate,
+      h("td", h("button.link.wf-open", { type: "button", title: "Show the definition", onclick: () => workflowPanel(side, wf.name, refreshNow) }, h("strong", wf.name))),
+      h("td", `v${wf.latest_version}`), last, rate,
       h("td", fmtTime(wf.updated_at)),
       h("td.actions", isWriter() && button("Run…", () => triggerForm(side, wf.name), "primary small run-workflow")));
   }
@@ -122,9 +124,45 @@ function runRow(r) {
     h("td.muted", r.requested_by || ""));
 }
 
+// workflowPanel: one version of a workflow (the latest unless version)
+// as the api stored it, a version picker, and for a write key Run…, Edit
+// (the register form filled with this definition: registering it makes
+// the next version) and Delete, which asks first.
+async function workflowPanel(side, name, done, version = 0) {
+  let vs, wf;
+  try {
+    [vs, wf] = await Promise.all([get(`/workflows/${enc(name)}/versions`), get(`/workflows/${enc(name)}` + q({ version: version || "" }))]);
+  } catch (err) {
+    return clear(side, h("section.panel#workflow", h("div.section-head", h("h2", name), h("span.spacer"), button("×", () => clear(side), "small close")),
+      h("p.error", err.message)));
+  }
+  const text = JSON.stringify(wf.definition, null, 2);
+  const pick = h("select#workflow-version", { "aria-label": "version", onchange: () => workflowPanel(side, name, done, Number(pick.value)) },
+    [...vs.versions].reverse().map((v) => h("option", { value: v.version }, `v${v.version}${v.version === vs.latest_version ? " (latest)" : ""}`)));
+  pick.value = String(wf.version);
+  const ask = h("div#delete-confirm");
+  const remove = () => clear(ask, h("p", `Delete ${name}? New runs of it are refused; runs already started finish on their version.`),
+    h("div.buttons",
+      button("Delete", async () => {
+        try { await del(`/workflows/${enc(name)}`); clear(side); done(); } catch (err) { clear(ask, h("p.error", err.message)); }
+      }, "small danger delete-confirm"),
+      button("Keep", () => clear(ask), "small")));
+  clear(side, h("section.panel#workflow",
+    h("div.section-head", h("h2.mono.wrap", name), h("span.spacer"), button("×", () => clear(side), "small close")),
+    h("p.muted#workflow-version-line", "Version ", pick, ` of ${vs.latest_version} · updated ${fmtTime(wf.updated_at)}`),
+    wf.definition.description ? h("p", wf.definition.description) : null,
+    h("pre.json#workflow-definition", text),
+    isWriter() ? h("div.buttons",
+      button("Run…", () => triggerForm(side, name), "primary small"),
+      button("Edit as new version…", () => registerForm(side, done, text), "small wf-edit"),
+      button("Delete…", remove, "small danger wf-delete")) : null,
+    ask));
+}
+
 // registerForm: paste or upload a definition, validate, register.
-function registerForm(side, done) {
+function registerForm(side, done, initial = "") {
   const text = h("textarea#definition", { spellcheck: "false", rows: 18, placeholder: '{"name": "hello", "nodes": [{"id": "a", "handler": "shell", "config": {"command": "echo hi"}}]}' });
+  text.value = initial;
   const file = h("input#definition-file", { type: "file", accept: ".json,application/json",
     onchange: async () => { if (file.files[0]) { text.value = await file.files[0].text(); result(); } } });
   const out = h("div#validation", { role: "status" });
