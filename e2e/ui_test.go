@@ -162,6 +162,10 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
 	}
 	b.Screenshot(t, "read-only")
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/schedules"), chromedp.WaitVisible("table.schedules", chromedp.ByQuery))
+	for _, sel := range []string{".sched-new", ".sched-disable", ".sched-enable", ".sched-delete"} {
+		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
+	}
 	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/workers"), chromedp.WaitVisible("#workers", chromedp.ByQuery))
 	for _, w := range s.Workers {
 		b.WaitText(t, fmt.Sprintf(`tr[data-worker=%q]`, w), "live", uiWait)
@@ -214,6 +218,55 @@ func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
 	b.Run(t, chromedp.Click(".delete-confirm", chromedp.ByQuery))
 	waitCount(t, b, row, 0)
 	c.call(http.MethodPost, "/workflows/"+name+"/runs", []byte(`{}`), http.StatusNotFound, nil)
+}
+
+// TestUISchedules: the schedules page creates a schedule (a bad time zone
+// is refused with its field named), lists it with the run its fire
+// started, disables it (no next fire) and deletes it after asking.
+func TestUISchedules(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register(shellWorkflow(wfName(t, "ui-sched"), map[string]string{"a": "echo tick"}, nil))
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/schedules"), chromedp.WaitVisible(".sched-new", chromedp.ByQuery),
+		chromedp.Click(".sched-new", chromedp.ByQuery), chromedp.WaitVisible("#sched-cron", chromedp.ByQuery),
+		chromedp.SetValue("#sched-workflow", name, chromedp.ByQuery),
+		chromedp.SendKeys("#sched-cron", "@every 1s", chromedp.ByQuery),
+		chromedp.SetValue("#sched-timezone", "Nowhere/Bogus", chromedp.ByQuery))
+	b.Expect(http.StatusUnprocessableEntity, "/schedules")
+	b.Run(t, chromedp.Click(".sched-create", chromedp.ByQuery))
+	b.WaitText(t, "#sched-result", "timezone", uiWait)
+	b.Run(t, chromedp.SetValue("#sched-timezone", "Europe/Lisbon", chromedp.ByQuery), chromedp.Click(".sched-create", chromedp.ByQuery))
+	b.WaitText(t, "#sched-created", "Created; next fire", uiWait)
+
+	row := fmt.Sprintf(`tr[data-workflow=%q]`, name)
+	b.WaitText(t, row, "@every 1s", uiWait)
+	b.WaitText(t, row, "Europe/Lisbon", uiWait)
+	b.WaitText(t, row, "enabled", uiWait)
+	// Its fires start runs: the latest fire links to its run.
+	b.Run(t, chromedp.WaitVisible(row+` a[href^="#/runs/"]`, chromedp.ByQuery))
+	b.Screenshot(t, "schedules")
+
+	b.Run(t, chromedp.Click(row+" .sched-disable", chromedp.ByQuery))
+	b.WaitText(t, row, "disabled", uiWait)
+	b.Run(t, chromedp.WaitVisible(row+" .sched-enable", chromedp.ByQuery))
+	var id string
+	b.Run(t, chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).dataset.schedule`, row), &id))
+	var got struct {
+		Enabled    bool   `json:"enabled"`
+		NextFireAt string `json:"next_fire_at"`
+	}
+	c.call(http.MethodGet, "/schedules/"+id, nil, http.StatusOK, &got)
+	require.False(t, got.Enabled)
+	require.Empty(t, got.NextFireAt, "a disabled schedule has no next fire")
+
+	b.Run(t, chromedp.Click(row+" .sched-delete", chromedp.ByQuery))
+	b.WaitText(t, fmt.Sprintf(`tr[data-confirm=%q]`, id), "Delete this schedule?", uiWait)
+	c.call(http.MethodGet, "/schedules/"+id, nil, http.StatusOK, nil)
+	b.Run(t, chromedp.Click(fmt.Sprintf(`tr[data-confirm=%q] .delete-confirm`, id), chromedp.ByQuery))
+	waitCount(t, b, row, 0)
+	c.call(http.MethodGet, "/schedules/"+id, nil, http.StatusNotFound, nil)
 }
 
 // TestUIRecoversWhenTheAPIComesBack: with the api killed under an open run

@@ -51,15 +51,47 @@ func (a *app) printSchedules(page client.SchedulePage) error {
 	return nil
 }
 
-// newScheduleCmd builds braid schedule create|delete.
+// newScheduleCmd builds braid schedule create|enable|disable|delete.
 func newScheduleCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schedule",
-		Short: "Create or delete a schedule",
+		Short: "Create, enable, disable or delete a schedule",
 		Args:  noArgs,
 	}
-	cmd.AddCommand(newScheduleCreateCmd(a), newScheduleDeleteCmd(a))
+	cmd.AddCommand(newScheduleCreateCmd(a), newScheduleEnableCmd(a, true), newScheduleEnableCmd(a, false), newScheduleDeleteCmd(a))
 	return cmd
+}
+
+// newScheduleEnableCmd builds braid schedule enable (on) or disable.
+func newScheduleEnableCmd(a *app, on bool) *cobra.Command {
+	verb, short := "enable", "Enable a schedule: its timing restarts from now (fires missed while disabled are not made up)"
+	if !on {
+		verb, short = "disable", "Disable a schedule: it stops firing; runs it started go on"
+	}
+	return &cobra.Command{
+		Use:   verb + " SCHEDULE",
+		Short: short,
+		Args:  exactArgs(1, "SCHEDULE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			s, raw, err := c.SetScheduleEnabled(cmd.Context(), args[0], on)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeRaw(raw)
+			}
+			if s.Enabled {
+				a.printf("schedule %s enabled; next fire %s\n", s.ID, stamp(s.NextFireAt.Time))
+			} else {
+				a.printf("schedule %s disabled\n", s.ID)
+			}
+			return nil
+		},
+	}
 }
 
 func newScheduleCreateCmd(a *app) *cobra.Command {

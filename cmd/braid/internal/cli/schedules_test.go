@@ -56,3 +56,32 @@ func TestScheduleCommands(t *testing.T) {
 	require.Equal(t, 2, r.code, "missing --cron is a usage error")
 	require.True(t, strings.Contains(r.stderr, "cron"), r.stderr)
 }
+
+// TestScheduleEnableDisable: enable and disable PATCH only "enabled".
+func TestScheduleEnableDisable(t *testing.T) {
+	t.Parallel()
+	var bodies []string
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"PATCH /schedules/s1": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			bodies = append(bodies, string(b))
+			if strings.Contains(string(b), "true") {
+				reply(http.StatusOK, `{"id":"s1","workflow":"wf","cron":"@daily","timezone":"UTC","enabled":true,
+					"overlap":"skip","next_fire_at":"2026-01-02T00:00:00.000Z","created_at":"2026-01-01T00:00:00.000Z","updated_at":"2026-01-01T00:00:00.000Z"}`)(w, r)
+				return
+			}
+			reply(http.StatusOK, `{"id":"s1","workflow":"wf","cron":"@daily","timezone":"UTC","enabled":false,
+				"overlap":"skip","created_at":"2026-01-01T00:00:00.000Z","updated_at":"2026-01-01T00:00:00.000Z"}`)(w, r)
+		},
+	})
+	res := braid(t, api.env("k"), "", "schedule", "disable", "s1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "schedule s1 disabled\n", res.stdout)
+	res = braid(t, api.env("k"), "", "schedule", "enable", "s1")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Regexp(t, `^schedule s1 enabled; next fire 2026-01-0[12] \d\d:\d\d:\d\d\n$`, res.stdout)
+	require.Equal(t, []string{`{"enabled":false}`, `{"enabled":true}`}, bodies)
+	res = braid(t, api.env("k"), "", "schedule", "enable", "nosuch")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "no route PATCH /schedules/nosuch")
+}

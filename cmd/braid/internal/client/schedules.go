@@ -31,3 +31,17 @@ func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
 	_, err := c.doJSON(ctx, http.MethodDelete, "/schedules/"+url.PathEscape(id), nil, nil)
 	return err
 }
+
+// SetScheduleEnabled enables or disables a schedule: PATCH /schedules/{id}
+// with only "enabled", so nothing else of it changes.
+func (c *Client) SetScheduleEnabled(ctx context.Context, id string, enabled bool) (Schedule, json.RawMessage, error) {
+	body, err := json.Marshal(struct {
+		Enabled bool `json:"enabled"`
+	}{enabled})
+	if err != nil {
+		return Schedule{}, nil, fmt.Errorf("update schedule %s: %w", id, err)
+	}
+	var out Schedule
+	raw, err := c.doJSON(ctx, http.MethodPatch, "/schedules/"+url.PathEscape(id), body, &out)
+	return out, raw, err
+}

@@ -57,6 +57,7 @@ export async function call(method, path, body, { key = getKey(), headers = {}, s
 
 export const get = (path, opts) => call("GET", path, undefined, opts);
 export const post = (path, body, opts) => call("POST", path, body === undefined ? {} : body, opts);
+export const patch = (path, body, opts) => call("PATCH", path, body, opts);
 export const del = (path, opts) => call("DELETE", path, undefined, opts);
 
 // q builds a query string from the defined values of params.

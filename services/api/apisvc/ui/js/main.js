@@ -1,4 +1,4 @@
-// main.js: sign-in, the hash router (#/, #/runs/ID, #/workers) and the
+// main.js: sign-in, the hash router (#/, #/runs/ID, #/schedules, #/workers) and the
 // API-unreachable banner.
 
 import { restore, signInView, signOut, whoName, isWriter } from "./auth.js";
@@ -7,6 +7,7 @@ import { clear, h } from "./dom.js";
 import { dashboardView } from "./dashboard.js";
 import { runView } from "./run.js";
 import { workersView } from "./workers.js";
+import { schedulesView } from "./schedules.js";
 
 const app = document.getElementById("app");
 let current = null; // the mounted view: {destroy()}
@@ -19,6 +20,7 @@ function route() {
   const run = hash.match(/^\/runs\/([^/?]+)/);
   if (run) current = runView(app, decodeURIComponent(run[1]));
   else if (hash.startsWith("/workers")) current = workersView(app);
+  else if (hash.startsWith("/schedules")) current = schedulesView(app);
   else current = dashboardView(app, new URLSearchParams(hash.split("?")[1] || ""));
 }
 
