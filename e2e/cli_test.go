@@ -111,6 +111,19 @@ func TestCLIApplyAndRunWatch(t *testing.T) {
 	res = braid(t, s.cliEnv(), "logs", runID[1], "a")
 	require.Equal(t, 0, res.code)
 	require.Contains(t, res.stdout, "hi")
+
+	// An idempotency key: the second request names the first one's run.
+	key := "cli-" + runID[1]
+	res = braid(t, s.cliEnv(), "run", ok, "--idempotency-key", key, "--input", "who=bob")
+	require.Equal(t, 0, res.code, res.stderr)
+	first := regexp.MustCompile(`run (\S+) started`).FindStringSubmatch(res.stdout)
+	require.Len(t, first, 2)
+	res = braid(t, s.cliEnv(), "run", ok, "--idempotency-key", key, "--input", "who=bob")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "run "+first[1]+" already started with this idempotency key (workflow "+ok+")\n", res.stdout)
+	res = braid(t, s.cliEnv(), "run", ok, "--idempotency-key", key, "--input", "who=eve")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "already used with a different input")
 }
 
 // TestCLIFanOutOutputsAndLogs: on a real stack, braid get counts a fan-out

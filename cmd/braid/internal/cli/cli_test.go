@@ -381,3 +381,51 @@ func TestWorkflowsCommands(t *testing.T) {
 	require.Equal(t, 2, res.code)
 	require.Contains(t, res.stderr, "--version -1: want 1 or more")
 }
+
+// TestRunInputFileAndIdempotencyKey: --input-json @FILE and @- read the
+// input, --input pairs still override it; --idempotency-key travels as the
+// Idempotency-Key header and a replayed answer says so.
+func TestRunInputFileAndIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var bodies, keys []string
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"POST /workflows/wf/runs": func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			bodies, keys = append(bodies, string(b)), append(keys, r.Header.Get("Idempotency-Key"))
+			mu.Unlock()
+			if r.Header.Get("Idempotency-Key") == "again" {
+				w.Header().Set("Idempotent-Replayed", "true")
+			}
+			reply(http.StatusAccepted, `{"run_id":"r1","workflow":"wf","version":1}`)(w, r)
+		},
+	})
+	file := filepath.Join(t.TempDir(), "in.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"date": "2026-01-01", "n": 2}`), 0o600))
+	res := braid(t, api.env("k"), "", "run", "wf", "--input-json", "@"+file, "--input", "n=3")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "run r1 started (workflow wf)\n", res.stdout)
+	res = braid(t, api.env("k"), `{"from": "stdin"}`, "run", "wf", "--input-json", "@-", "--idempotency-key", "again")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "run r1 already started with this idempotency key (workflow wf)\n", res.stdout)
+	mu.Lock()
+	require.Len(t, bodies, 2)
+	require.JSONEq(t, `{"input": {"date": "2026-01-01", "n": 3}}`, bodies[0])
+	require.JSONEq(t, `{"input": {"from": "stdin"}}`, bodies[1])
+	require.Equal(t, []string{"", "again"}, keys)
+	mu.Unlock()
+
+	for _, tc := range []struct{ arg, stdin, want string }{
+		{"@" + filepath.Join(t.TempDir(), "missing.json"), "", "no such file"},
+		{"@-", "  ", "empty; want a JSON object"},
+		{"@-", "[1]", "--input-json: want a JSON object"},
+	} {
+		res = braid(t, api.env("k"), tc.stdin, "run", "wf", "--input-json", tc.arg)
+		require.Equal(t, 2, res.code, tc.arg)
+		require.Contains(t, res.stderr, tc.want)
+	}
+	mu.Lock()
+	require.Len(t, bodies, 2, "a bad input file sends nothing")
+	mu.Unlock()
+}

@@ -4,8 +4,45 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 )
+
+// maxInputFile bounds what --input-json @FILE reads (the api refuses
+// bodies over 1 MiB anyway).
+const maxInputFile = 4 << 20
+
+// inputJSON resolves --input-json: "@path" is the file's contents, "@-"
+// standard input, anything else the text itself.
+func (a *app) inputJSON(v string) (string, error) {
+	path, ok := strings.CutPrefix(v, "@")
+	if !ok {
+		return v, nil
+	}
+	var r io.Reader
+	if path == "-" {
+		r = a.in
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", usageErrorf("--input-json @%s: %v", path, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxInputFile+1))
+	if err != nil {
+		return "", usageErrorf("--input-json @%s: %v", path, err)
+	}
+	if len(b) > maxInputFile {
+		return "", usageErrorf("--input-json @%s: larger than %d MiB", path, maxInputFile>>20)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usageErrorf("--input-json @%s: empty; want a JSON object", path)
+	}
+	return string(b), nil
+}
 
 // buildInput merges --input-json (a JSON object, the base) with --input
 // k=v pairs (which override it). A value that is valid JSON other than a

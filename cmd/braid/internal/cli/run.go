@@ -13,22 +13,29 @@ import (
 
 // runFlags are the flags of braid run.
 type runFlags struct {
-	inputs    []string
-	inputJSON string
-	watch     bool
-	wait      bool
+	inputs         []string
+	inputJSON      string
+	idempotencyKey string
+	watch          bool
+	wait           bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run WORKFLOW [--input k=v ...] [--input-json '{...}'] [--watch | --wait]",
+		Use:   "run WORKFLOW [--input k=v ...] [--input-json '{...}' | @FILE] [--idempotency-key K] [--watch | --wait]",
 		Short: "Start a run of a registered workflow, optionally watching it to the end",
 		Long: `run starts a run of the latest version of WORKFLOW and prints its id.
 
 --input k=v sets one input; values that are JSON numbers, true/false, null,
 objects or arrays keep their type, anything else is a string. --input-json
-gives the whole input object; --input pairs override its keys.
+gives the whole input object (@FILE reads it from a file, @- from stdin);
+--input pairs override its keys.
+
+--idempotency-key K makes the request safe to repeat (a cron job retried,
+a script run twice): a second request with the same key and input starts
+nothing and names the run the first one started (for 24 hours); the same
+key with another input is refused.
 
 With --watch, run shows a live progress bar of the run's nodes and exits 0
 only when the run succeeded (1 when it failed or was cancelled). --wait
@@ -42,7 +49,8 @@ run ends (GET /runs/{id}?wait=), prints how it ended (the run as JSON with
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.inputs, "input", "i", nil, "input key=value; repeatable")
-	fl.StringVar(&f.inputJSON, "input-json", "", "input as a JSON object")
+	fl.StringVar(&f.inputJSON, "input-json", "", "input as a JSON object; @FILE reads it from a file, @- from stdin")
+	fl.StringVar(&f.idempotencyKey, "idempotency-key", "", "start at most one run per key and input (Idempotency-Key)")
 	fl.BoolVarP(&f.watch, "watch", "w", false, "show live progress and exit 0 only if the run succeeds")
 	fl.BoolVar(&f.wait, "wait", false, "block until the run ends, print how it ended and exit 0 only if it succeeded")
 	return cmd
@@ -53,7 +61,11 @@ func (a *app) startRun(ctx context.Context, workflow string, f runFlags) error {
 	if f.watch && f.wait {
 		return usageErrorf("--watch and --wait exclude each other: --watch shows progress, --wait only blocks")
 	}
-	input, err := buildInput(f.inputJSON, f.inputs)
+	inputJSON, err := a.inputJSON(f.inputJSON)
+	if err != nil {
+		return err
+	}
+	input, err := buildInput(inputJSON, f.inputs)
 	if err != nil {
 		return err
 	}
@@ -61,22 +73,26 @@ func (a *app) startRun(ctx context.Context, workflow string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	id, err := c.StartRun(ctx, workflow, input)
+	id, replayed, err := c.StartRun(ctx, workflow, input, f.idempotencyKey)
 	if err != nil {
 		return err
 	}
+	started := "started"
+	if replayed {
+		started = "already started with this idempotency key"
+	}
 	if f.wait {
-		fmt.Fprintf(a.errOut, "run %s started (workflow %s)\n", id, workflow)
+		fmt.Fprintf(a.errOut, "run %s %s (workflow %s)\n", id, started, workflow)
 		return a.awaitRun(ctx, c, id)
 	}
 	if !f.watch {
 		if a.json() {
-			return a.writeJSON(map[string]string{"run_id": id})
+			return a.writeJSON(map[string]any{"run_id": id, "replayed": replayed})
 		}
-		a.printf("run %s started (workflow %s)\n", id, workflow)
+		a.printf("run %s %s (workflow %s)\n", id, started, workflow)
 		return nil
 	}
-	fmt.Fprintf(a.errOut, "run %s started (workflow %s)\n", id, workflow)
+	fmt.Fprintf(a.errOut, "run %s %s (workflow %s)\n", id, started, workflow)
 	return a.watchRun(ctx, c, id)
 }
 

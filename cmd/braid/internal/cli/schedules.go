@@ -110,7 +110,11 @@ IANA zone (default UTC). --input and --input-json work as for braid run.`,
 			if s.Cron == "" {
 				return usageErrorf("--cron is required, e.g. --cron '@every 1h' or --cron '0 9 * * 1-5'")
 			}
-			input, err := buildInput(inputJSON, inputs)
+			text, err := a.inputJSON(inputJSON)
+			if err != nil {
+				return err
+			}
+			input, err := buildInput(text, inputs)
 			if err != nil {
 				return err
 			}
@@ -135,7 +139,7 @@ IANA zone (default UTC). --input and --input-json work as for braid run.`,
 	fl.StringVar(&s.Timezone, "timezone", "", "IANA time zone of the cron fields (default UTC)")
 	fl.StringVar(&s.Overlap, "overlap", "", "skip (default) or allow a run while the previous one is active")
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "input key=value; repeatable")
-	fl.StringVar(&inputJSON, "input-json", "", "input as a JSON object")
+	fl.StringVar(&inputJSON, "input-json", "", "input as a JSON object; @FILE reads it from a file, @- from stdin")
 	fl.BoolVar(&disabled, "disabled", false, "create it disabled")
 	return cmd
 }

@@ -18,8 +18,11 @@ func (c *Client) Apply(ctx context.Context, def []byte) (WorkflowRef, error) {
 }
 
 // StartRun starts a run of workflow with input (a JSON object, or nil for
-// {}): POST /workflows/{name}/runs. It returns the run id.
-func (c *Client) StartRun(ctx context.Context, workflow string, input json.RawMessage) (string, error) {
+// {}): POST /workflows/{name}/runs. With an idempotency key (the
+// Idempotency-Key header), a request the api has seen with that key and
+// the same input starts nothing and names the run it started then:
+// replayed is true. It returns the run id.
+func (c *Client) StartRun(ctx context.Context, workflow string, input json.RawMessage, idempotencyKey string) (id string, replayed bool, err error) {
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
@@ -27,18 +30,23 @@ func (c *Client) StartRun(ctx context.Context, workflow string, input json.RawMe
 		Input json.RawMessage `json:"input"`
 	}{input})
 	if err != nil {
-		return "", fmt.Errorf("start run of %s: %w", workflow, err)
+		return "", false, fmt.Errorf("start run of %s: %w", workflow, err)
+	}
+	var hdr http.Header
+	if idempotencyKey != "" {
+		hdr = http.Header{"Idempotency-Key": {idempotencyKey}}
 	}
 	var out struct {
 		RunID string `json:"run_id"`
 	}
-	if _, err := c.doJSON(ctx, http.MethodPost, "/workflows/"+url.PathEscape(workflow)+"/runs", body, &out); err != nil {
-		return "", err
+	_, got, err := c.doJSONHeader(ctx, http.MethodPost, "/workflows/"+url.PathEscape(workflow)+"/runs", hdr, body, &out)
+	if err != nil {
+		return "", false, err
 	}
 	if out.RunID == "" {
-		return "", fmt.Errorf("start run of %s: the answer has no run_id", workflow)
+		return "", false, fmt.Errorf("start run of %s: the answer has no run_id", workflow)
 	}
-	return out.RunID, nil
+	return out.RunID, got.Get("Idempotent-Replayed") == "true", nil
 }
 
 // RunFilter selects runs for ListRuns; zero fields do not filter.

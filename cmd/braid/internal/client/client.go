@@ -111,23 +111,33 @@ func send(hc *http.Client, req *http.Request) (*http.Response, error) {
 // doJSON sends body (when not nil) and decodes a JSON answer into out (when
 // not nil). It returns the raw answer too, for --output json.
 func (c *Client) doJSON(ctx context.Context, method, path string, body []byte, out any) (json.RawMessage, error) {
+	raw, _, err := c.doJSONHeader(ctx, method, path, nil, body, out)
+	return raw, err
+}
+
+// doJSONHeader is doJSON with extra request headers; it returns the
+// answer's headers too.
+func (c *Client) doJSONHeader(ctx context.Context, method, path string, hdr http.Header, body []byte, out any) (json.RawMessage, http.Header, error) {
 	req, err := c.newRequest(ctx, method, path, body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
 	}
 	resp, err := send(c.plain, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: read response: %w", method, path, err)
+		return nil, resp.Header, fmt.Errorf("%s %s: read response: %w", method, path, err)
 	}
 	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return raw, fmt.Errorf("%s %s: decode response: %w", method, path, err)
+			return raw, resp.Header, fmt.Errorf("%s %s: decode response: %w", method, path, err)
 		}
 	}
-	return raw, nil
+	return raw, resp.Header, nil
 }

@@ -102,15 +102,24 @@ func TestStartRunAndControls(t *testing.T) {
 	c := fakeAPI(t, map[string]http.HandlerFunc{
 		"POST /workflows/my wf/runs": func(w http.ResponseWriter, r *http.Request) {
 			require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+			if k := r.Header.Get("Idempotency-Key"); k != "" {
+				require.Equal(t, "nightly-2026-01-01", k)
+				w.Header().Set("Idempotent-Replayed", "true")
+			}
 			jsonReply(http.StatusAccepted, `{"run_id":"r1","workflow":"my wf","version":1}`)(w, r)
 		},
 		"POST /runs/r1/cancel": func(w http.ResponseWriter, r *http.Request) { calls["cancel"]++; w.WriteHeader(http.StatusAccepted) },
 		"POST /runs/r1/retry":  func(w http.ResponseWriter, r *http.Request) { calls["retry"]++; w.WriteHeader(http.StatusAccepted) },
 	})
-	id, err := c.StartRun(context.Background(), "my wf", nil)
+	id, replayed, err := c.StartRun(context.Background(), "my wf", nil, "")
 	require.NoError(t, err)
 	require.Equal(t, "r1", id)
+	require.False(t, replayed)
 	require.JSONEq(t, `{}`, string(body["input"]))
+	id, replayed, err = c.StartRun(context.Background(), "my wf", nil, "nightly-2026-01-01")
+	require.NoError(t, err)
+	require.Equal(t, "r1", id)
+	require.True(t, replayed, "the api's Idempotent-Replayed header is reported")
 	require.NoError(t, c.Cancel(context.Background(), "r1"))
 	require.NoError(t, c.Retry(context.Background(), "r1"))
 	require.Equal(t, map[string]int{"cancel": 1, "retry": 1}, calls)
@@ -119,7 +128,7 @@ func TestStartRunAndControls(t *testing.T) {
 func TestStartRunWithoutRunID(t *testing.T) {
 	t.Parallel()
 	c := fakeAPI(t, map[string]http.HandlerFunc{"POST /workflows/w/runs": jsonReply(http.StatusAccepted, `{}`)})
-	_, err := c.StartRun(context.Background(), "w", json.RawMessage(`{"a":1}`))
+	_, _, err := c.StartRun(context.Background(), "w", json.RawMessage(`{"a":1}`), "")
 	require.ErrorContains(t, err, "no run_id")
 }
 
