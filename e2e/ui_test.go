@@ -330,6 +330,7 @@ func TestUILoadExamplesAndFanOut(t *testing.T) {
 	b.WaitText(t, `g.node[data-node="shard"] text.sub`, "3/3", uiWait)
 	b.Run(t, chromedp.Click(`g.node[data-node="greet"]`, chromedp.ByQuery))
 	b.WaitText(t, "#node-instances", "4 instances: 4 succeeded", uiWait)
+	b.WaitText(t, "#node-attempt", "4 instances, up to 2 attempts each", uiWait)
 	waitCount(t, b, "#node-instances tbody tr", 4)
 	b.WaitText(t, "#node-instances thead", "Wait", uiWait)
 	require.Zero(t, count(t, b, "#node-worker"), "a fan-out node names no worker of its own: its instances do")
@@ -371,7 +372,8 @@ func TestUIFanOutInstanceDetail(t *testing.T) {
 	b.Run(t, chromedp.Click(`g.node[data-node="check"]`, chromedp.ByQuery))
 	b.WaitText(t, "#node-instances", "2 instances: 1 succeeded, 0 running, 0 pending, 1 failed", uiWait)
 	require.Zero(t, count(t, b, "#instance-detail *"), "a new node's panel has no instance picked")
-	b.Run(t, chromedp.Click(`#node-instances tr[data-instance="1"]`, chromedp.ByQuery))
+	// Rows are reachable from the keyboard: focus one and press Enter.
+	b.Run(t, chromedp.Focus(`#node-instances tr[data-instance="1"]`, chromedp.ByQuery), chromedp.KeyEvent("\r"))
 	b.WaitText(t, "#instance-error", "exit code 3: broken is not fine", uiWait)
 	b.WaitText(t, "#instance-logs", "checking broken", uiWait)
 	b.WaitText(t, "#instance-logs", "! broken is not fine", uiWait)

@@ -37,7 +37,9 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     const waiting = n.handler === "approval" && ["queued", "running"].includes(n.state);
     clear(el,
       h("div.section-head", h("h2.mono", nodeId), h("span.spacer"), button("×", () => { destroy(); clear(el); }, "small close")),
-      h("p", badge(n.state), " ", h("span#node-attempt", `Attempt ${n.attempt || 0} of ${n.max_attempts || 1}`), n.lost ? h("span.muted", ` · lost ${n.lost}×`) : null),
+      h("p", badge(n.state), " ", n.instances
+        ? h("span#node-attempt", `${n.instances.total} instances, up to ${n.max_attempts || 1} attempt${(n.max_attempts || 1) > 1 ? "s" : ""} each`)
+        : h("span#node-attempt", `Attempt ${n.attempt || 0} of ${n.max_attempts || 1}`), n.lost ? h("span.muted", ` · lost ${n.lost}×`) : null),
       h("dl.facts",
         h("dt", "Handler"), h("dd", n.handler),
         h("dt", "Queued"), h("dd", fmtTime(n.queued_at)),
@@ -91,7 +93,8 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     clear(inst, h("p", `${c.total} instances: ${c.succeeded} succeeded, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`),
       h("table.grid.small.instances", h("thead", h("tr.head", ["#", "State", "Wait", "Ran", "Worker"].map((t) => h("th", t)))),
         h("tbody", page.items.map((i) => h(`tr.pick${i.instance === picked ? ".selected" : ""}`,
-          { dataset: { instance: i.instance }, title: "Show this instance", onclick: () => pick(i.instance) },
+          { dataset: { instance: i.instance }, title: "Show this instance", tabindex: 0, onclick: () => pick(i.instance),
+            onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(i.instance); } } },
           h("td", `#${i.instance}`), h("td", badge(i.state)),
           h("td", { title: "queue wait: queued until a worker started it" }, fmtDuration(i.queue_wait_ms)), h("td", { title: "run time" }, fmtDuration(i.duration_ms)), h("td.mono", i.worker || ""))))),
       h("div.pager",
