@@ -44,16 +44,7 @@ func (a *app) printRuns(page client.RunPage) error {
 	for _, r := range page.Items {
 		t.row(r.ID, r.Workflow, r.Version, r.Status, stamp(r.CreatedAt.Time), human(span(r.StartedAt, r.FinishedAt, now)))
 	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	if len(page.Items) == 0 {
-		a.printf("no runs\n")
-	}
-	if page.NextCursor != "" {
-		a.printf("more: --cursor %s\n", page.NextCursor)
-	}
-	return nil
+	return a.endList(t, len(page.Items), "no runs", page.NextCursor)
 }
 
 // span is finished-started, or now-started while a run or node is active,

@@ -1,36 +1,19 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+
 	"github.com/braidhq/braid/cmd/braid/internal/client"
 	"github.com/spf13/cobra"
 )
 
 // newSchedulesCmd builds braid schedules: list schedules.
 func newSchedulesCmd(a *app) *cobra.Command {
-	var limit int
-	var cursor string
-	cmd := &cobra.Command{
-		Use:   "schedules [--limit N] [--cursor C]",
-		Short: "List schedules, newest first",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			page, raw, err := c.ListSchedules(cmd.Context(), limit, cursor)
-			if err != nil {
-				return err
-			}
-			if a.json() {
-				return a.writeRaw(raw)
-			}
-			return a.printSchedules(page)
-		},
-	}
-	cmd.Flags().IntVar(&limit, "limit", 50, "most schedules to list")
-	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after the previous page (printed at its end)")
-	return cmd
+	return newPageCmd(a, "schedules [--limit N] [--cursor C]", "List schedules, newest first", "schedules", 50,
+		func(ctx context.Context, c *client.Client, limit int, cursor string) (client.SchedulePage, json.RawMessage, error) {
+			return c.ListSchedules(ctx, limit, cursor)
+		}, a.printSchedules)
 }
 
 // printSchedules prints a page of schedules as a table.
@@ -39,16 +22,7 @@ func (a *app) printSchedules(page client.SchedulePage) error {
 	for _, s := range page.Items {
 		t.row(s.ID, s.Workflow, s.Cron, s.Timezone, s.Enabled, s.Overlap, stamp(s.NextFireAt.Time), s.LastRunID)
 	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	if len(page.Items) == 0 {
-		a.printf("no schedules\n")
-	}
-	if page.NextCursor != "" {
-		a.printf("more: --cursor %s\n", page.NextCursor)
-	}
-	return nil
+	return a.endList(t, len(page.Items), "no schedules", page.NextCursor)
 }
 
 // newScheduleCmd builds braid schedule create|enable|disable|delete.

@@ -1,36 +1,19 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+
 	"github.com/braidhq/braid/cmd/braid/internal/client"
 	"github.com/spf13/cobra"
 )
 
 // newWorkflowsCmd builds braid workflows: list registered workflows.
 func newWorkflowsCmd(a *app) *cobra.Command {
-	var limit int
-	var cursor string
-	cmd := &cobra.Command{
-		Use:   "workflows [--limit N] [--cursor C]",
-		Short: "List registered workflows, newest first",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			page, raw, err := c.ListWorkflows(cmd.Context(), limit, cursor)
-			if err != nil {
-				return err
-			}
-			if a.json() {
-				return a.writeRaw(raw)
-			}
-			return a.printWorkflows(page)
-		},
-	}
-	cmd.Flags().IntVar(&limit, "limit", 50, "most workflows to list")
-	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after the previous page (printed at its end)")
-	return cmd
+	return newPageCmd(a, "workflows [--limit N] [--cursor C]", "List registered workflows, newest first", "workflows", 50,
+		func(ctx context.Context, c *client.Client, limit int, cursor string) (client.WorkflowPage, json.RawMessage, error) {
+			return c.ListWorkflows(ctx, limit, cursor)
+		}, a.printWorkflows)
 }
 
 // printWorkflows prints a page of workflows as a table.
@@ -39,16 +22,7 @@ func (a *app) printWorkflows(page client.WorkflowPage) error {
 	for _, w := range page.Items {
 		t.row(w.Name, w.LatestVersion, stamp(w.CreatedAt.Time), stamp(w.UpdatedAt.Time))
 	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	if len(page.Items) == 0 {
-		a.printf("no workflows (register one with braid apply -f FILE)\n")
-	}
-	if page.NextCursor != "" {
-		a.printf("more: --cursor %s\n", page.NextCursor)
-	}
-	return nil
+	return a.endList(t, len(page.Items), "no workflows (register one with braid apply -f FILE)", page.NextCursor)
 }
 
 // newWorkflowCmd builds braid workflow get|delete.

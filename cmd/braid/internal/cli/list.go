@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/braidhq/braid/cmd/braid/internal/client"
+	"github.com/spf13/cobra"
+)
+
+// newPageCmd builds a command that lists one page of a collection (--limit,
+// --cursor): the api's answer with -o json, else print's table. noun names
+// the items in the flags' help.
+func newPageCmd[P any](a *app, use, short, noun string, limit int,
+	list func(context.Context, *client.Client, int, string) (P, json.RawMessage, error), print func(P) error) *cobra.Command {
+	var cursor string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			page, raw, err := list(cmd.Context(), c, limit, cursor)
+			if err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeRaw(raw)
+			}
+			return print(page)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", limit, "most "+noun+" to list")
+	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after the previous page (printed at its end)")
+	return cmd
+}
+
+// endList writes table t of a page of n items out, then says so when the
+// page is empty (none) and how to ask for the next page when there is one.
+func (a *app) endList(t *table, n int, none, next string) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if n == 0 {
+		a.printf("%s\n", none)
+	}
+	if next != "" {
+		a.printf("more: --cursor %s\n", next)
+	}
+	return nil
+}
