@@ -52,3 +52,27 @@ func (a *app) endList(t *table, n int, none, next string) error {
 	}
 	return nil
 }
+
+// newDeleteCmd builds "delete ARG": it calls del with the argument and says
+// "<noun> ARG deleted" (with -o json {"<field>": ARG, "deleted": "true"}).
+func newDeleteCmd(a *app, arg, short, noun, field string, del func(context.Context, *client.Client, string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete " + arg,
+		Short: short,
+		Args:  exactArgs(1, arg),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := del(cmd.Context(), c, args[0]); err != nil {
+				return err
+			}
+			if a.json() {
+				return a.writeJSON(map[string]string{field: args[0], "deleted": "true"})
+			}
+			a.printf("%s %s deleted\n", noun, args[0])
+			return nil
+		},
+	}
+}

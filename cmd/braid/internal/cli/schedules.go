@@ -119,23 +119,6 @@ IANA zone (default UTC). --input and --input-json work as for braid run.`,
 }
 
 func newScheduleDeleteCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete SCHEDULE",
-		Short: "Delete a schedule; the runs it started are kept",
-		Args:  exactArgs(1, "SCHEDULE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteSchedule(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			if a.json() {
-				return a.writeJSON(map[string]string{"schedule_id": args[0], "deleted": "true"})
-			}
-			a.printf("schedule %s deleted\n", args[0])
-			return nil
-		},
-	}
+	return newDeleteCmd(a, "SCHEDULE", "Delete a schedule; the runs it started are kept", "schedule", "schedule_id",
+		func(ctx context.Context, c *client.Client, id string) error { return c.DeleteSchedule(ctx, id) })
 }

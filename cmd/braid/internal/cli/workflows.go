@@ -65,23 +65,6 @@ func newWorkflowGetCmd(a *app) *cobra.Command {
 }
 
 func newWorkflowDeleteCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a workflow: no new runs of it; runs already started finish on their version",
-		Args:  exactArgs(1, "NAME"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteWorkflow(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			if a.json() {
-				return a.writeJSON(map[string]string{"workflow": args[0], "deleted": "true"})
-			}
-			a.printf("workflow %s deleted\n", args[0])
-			return nil
-		},
-	}
+	return newDeleteCmd(a, "NAME", "Delete a workflow: no new runs of it; runs already started finish on their version", "workflow", "workflow",
+		func(ctx context.Context, c *client.Client, name string) error { return c.DeleteWorkflow(ctx, name) })
 }
