@@ -82,8 +82,10 @@ export function schedulesView(root) {
 // everything (cron, zone, input against the workflow's inputs) and its
 // problems are listed by field.
 async function scheduleForm(side, done) {
+  // The newest 500 workflows are offered; any other name can be typed.
   const { items } = await get("/workflows" + q({ limit: 500 }));
-  const wf = h("select#sched-workflow", { "aria-label": "workflow" }, items.map((w) => h("option", { value: w.name }, w.name)));
+  const wf = h("input#sched-workflow", { list: "sched-workflows", value: items[0]?.name || "", placeholder: "workflow name", required: true });
+  const names = h("datalist#sched-workflows", items.map((w) => h("option", { value: w.name })));
   const cron = h("input#sched-cron", { placeholder: "0 9 * * 1-5, @daily or @every 30s", required: true });
   const tz = h("input#sched-timezone", { value: "UTC", placeholder: "IANA zone, e.g. Europe/Lisbon" });
   const overlap = h("select#sched-overlap", { "aria-label": "overlap" },
@@ -107,7 +109,7 @@ async function scheduleForm(side, done) {
   clear(side, h("section.panel#sched-form",
     h("div.section-head", h("h2", "New schedule"), h("span.spacer"), button("×", () => clear(side), "small close")),
     items.length ? [
-      field("Workflow", wf),
+      field("Workflow", wf), names,
       field("Cron", cron, "five fields (minute hour day-of-month month day-of-week), @hourly/@daily/…, or @every <duration>"),
       field("Time zone", tz),
       field("Overlap", overlap),
