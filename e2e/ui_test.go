@@ -381,6 +381,16 @@ func TestUIFanOutInstanceDetail(t *testing.T) {
 	b.Run(t, chromedp.Click("#instance-detail button.close", chromedp.ByQuery))
 	waitCount(t, b, "#instance-detail *", 0)
 	waitCount(t, b, "#node-instances tr.selected", 0)
+
+	// Run again: a new run with this run's input, whose page opens.
+	b.Run(t, chromedp.Click(".act-again", chromedp.ByQuery))
+	b.Run(t, chromedp.Poll(fmt.Sprintf(`location.hash.startsWith("#/runs/") && location.hash !== "#/runs/%s"`, id), nil,
+		chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(50*time.Millisecond)))
+	var again string
+	b.Run(t, chromedp.Evaluate(`decodeURIComponent(location.hash.slice("#/runs/".length))`, &again))
+	b.WaitText(t, "#run-id", again, uiWait)
+	b.WaitText(t, ".runhead details.input pre", `"broken"`, uiWait)
+	require.Equal(t, "failed", c.waitDone(again, runTimeout).Status, "the same input fails the same way")
 }
 
 // TestUIListViewAboveThreeThousandNodes: a run too large to draw shows as

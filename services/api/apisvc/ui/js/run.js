@@ -160,7 +160,14 @@ export function runView(root, id) {
         r.paused ? h("span.badge.s-paused", "paused") : null, h("span.spacer"),
         isWriter() && !terminal && act("cancel", "Cancel", "danger"),
         isWriter() && !terminal && (r.paused ? act("resume", "Resume") : act("pause", "Pause")),
-        isWriter() && ["failed", "cancelled"].includes(r.status) && act("retry", "Retry failed", "primary")),
+        isWriter() && ["failed", "cancelled"].includes(r.status) && act("retry", "Retry failed", "primary"),
+        isWriter() && terminal && h("button.small.act-again", { type: "button", title: `A new run of ${r.workflow}'s latest version with this run's input`,
+          onclick: async () => {
+            try {
+              const n = await post(`/workflows/${enc(r.workflow)}/runs`, { input: r.input ?? {} });
+              location.hash = `#/runs/${enc(n.run_id)}`;
+            } catch (err) { alert(err.message); }
+          } }, "Run again")),
       h("dl.facts",
         h("dt", "Run"), h("dd.mono#run-id", r.id),
         h("dt", "Started"), h("dd", fmtTime(r.started_at || r.created_at)),
