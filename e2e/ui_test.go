@@ -220,6 +220,26 @@ func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
 	c.call(http.MethodPost, "/workflows/"+name+"/runs", []byte(`{}`), http.StatusNotFound, nil)
 }
 
+// TestUIMoreWorkflows: the dashboard lists the 50 most recently updated
+// workflows and "More workflows" shows 50 more.
+func TestUIMoreWorkflows(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	var names []string
+	for i := range 51 {
+		name, _ := c.register(shellWorkflow(wfName(t, fmt.Sprintf("ui-more-%02d", i)), map[string]string{"a": "true"}, nil))
+		names = append(names, name)
+	}
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.WaitVisible(fmt.Sprintf(`tr[data-workflow=%q]`, names[50]), chromedp.ByQuery))
+	waitCount(t, b, "#workflows tr", 50)
+	require.Zero(t, count(t, b, fmt.Sprintf(`tr[data-workflow=%q]`, names[0])), "the 51st most recent is not on the first page")
+	b.Run(t, chromedp.Click(".more-workflows", chromedp.ByQuery),
+		chromedp.WaitVisible(fmt.Sprintf(`tr[data-workflow=%q]`, names[0]), chromedp.ByQuery))
+	require.Greater(t, count(t, b, "#workflows tr"), 50)
+}
+
 // TestUISchedules: the schedules page creates a schedule (a bad time zone
 // is refused with its field named), lists it with the run its fire
 // started, disables it (no next fire) and deletes it after asking.

@@ -9,6 +9,7 @@ import { isWriter } from "./auth.js";
 import { jsonPositions, locate, lineOf } from "./jsonpos.js";
 
 const PAGE = 50;
+const MAX_WORKFLOWS = 500; // the api's largest page
 const STAT_ROWS = 25;
 const STATS_EVERY = 15000; // ms
 const STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"];
@@ -21,6 +22,7 @@ export function dashboardView(root, params) {
   const stFilter = h("select#filter-status", { "aria-label": "status", onchange: () => filter() },
     h("option", { value: "" }, "any status"), STATUSES.map((s) => h("option", { value: s }, s)));
   const pager = h("div.pager");
+  const wfMore = h("div.pager#workflows-more");
   const side = h("div#side");
   let timer = null;
   let alive = true;
@@ -36,11 +38,14 @@ export function dashboardView(root, params) {
   // Workflows and their run statistics (one /runs query per workflow
   // shown, at most STAT_ROWS of them) refresh every STATS_EVERY; runs every
   // 3 s.
+  // The list shows the wfShown most recently updated workflows (50 more
+  // per "More workflows", up to the api's page limit).
   let statsAt = 0;
+  let wfShown = PAGE;
   async function loadWorkflows() {
     if (Date.now() - statsAt < STATS_EVERY) return;
     statsAt = Date.now();
-    const { items } = await get("/workflows");
+    const { items, next_cursor } = await get("/workflows" + q({ limit: wfShown }));
     const rows = [];
     for (const [i, wf] of items.entries()) {
       const o = h("option", { value: wf.name }, wf.name);
@@ -49,6 +54,9 @@ export function dashboardView(root, params) {
     }
     wfFilter.value = state.workflow;
     clear(wfBody, rows.length ? rows : h("tr", h("td.muted", { colspan: 6 }, "No workflows yet. Register one, or load the examples.")));
+    clear(wfMore, !next_cursor ? null : wfShown < MAX_WORKFLOWS
+      ? button("More workflows", () => { wfShown = Math.min(wfShown + PAGE, MAX_WORKFLOWS); refreshNow(); }, "small more-workflows")
+      : h("span.muted", `The ${MAX_WORKFLOWS} most recently updated workflows; braid workflows lists the others.`));
   }
 
   function workflowRow(wf, stats) {
@@ -100,6 +108,7 @@ export function dashboardView(root, params) {
           isWriter() && button("Load examples", () => loadExamples(side, refreshNow), "small load-examples"),
           isWriter() && button("Register workflow…", () => registerForm(side, refreshNow), "primary small register-open")),
         h("table.grid", h("thead", h("tr", ["Name", "Version", "Last run", "Success", "Updated", ""].map((t) => h("th", t)))), wfBody),
+        wfMore,
         h("div.section-head", h("h2", "Runs"), h("span.spacer"), wfFilter, stFilter),
         h("table.grid.runs", h("thead", h("tr", ["Run", "Workflow", "Status", "Started", "Duration", "By"].map((t) => h("th", t)))), runsBody),
         pager),
