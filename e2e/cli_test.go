@@ -210,6 +210,51 @@ func TestCLIWorkflows(t *testing.T) {
 	require.Contains(t, res.stderr, "not found")
 }
 
+// TestCLIApprovalsPauseAndRerun: on a real stack, braid approve and
+// reject decide an approval node (a rejection fails it with the reason),
+// braid pause holds a run's next dispatch until braid resume, and braid
+// rerun --from runs a node again.
+func TestCLIApprovalsPauseAndRerun(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register([]byte(`{"name": "` + wfName(t, "cli-gate") + `", "nodes": [
+	  {"id": "gate", "handler": "approval", "config": {"message": "ship it?"}},
+	  {"id": "after", "handler": "shell", "depends_on": ["gate"], "config": {"command": "echo shipped"}}
+	]}`))
+	waiting := func(r apiRun) bool { return len(r.Nodes) > 0 && r.node(t, "gate").State == "queued" }
+
+	ok := c.start(name, `{}`)
+	c.waitRun(ok, runTimeout, "gate waiting", waiting)
+	res := braid(t, s.cliEnv(), "pause", ok)
+	require.Equal(t, 0, res.code, res.stderr)
+	c.waitRun(ok, runTimeout, "paused", func(r apiRun) bool { return r.Paused })
+	res = braid(t, s.cliEnv(), "approve", ok, "gate")
+	require.Equal(t, 0, res.code, res.stderr)
+	c.waitRun(ok, runTimeout, "gate approved", func(r apiRun) bool { return r.node(t, "gate").State == "succeeded" })
+	require.Equal(t, "pending", c.waitRun(ok, runTimeout, "read", func(apiRun) bool { return true }).node(t, "after").State,
+		"nothing is dispatched while paused")
+	res = braid(t, s.cliEnv(), "resume", ok)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "succeeded", c.waitDone(ok, runTimeout).Status)
+
+	res = braid(t, s.cliEnv(), "rerun", ok, "--from", "after")
+	require.Equal(t, 0, res.code, res.stderr)
+	c.waitRun(ok, runTimeout, "after ran twice", func(r apiRun) bool {
+		return r.Status == "succeeded" && r.node(t, "after").Attempt >= 2
+	})
+
+	no := c.start(name, `{}`)
+	c.waitRun(no, runTimeout, "gate waiting", waiting)
+	res = braid(t, s.cliEnv(), "reject", no, "gate", "--reason", "not today")
+	require.Equal(t, 0, res.code, res.stderr)
+	r := c.waitDone(no, runTimeout)
+	require.Equal(t, "failed", r.Status)
+	require.Contains(t, r.node(t, "gate").Error, "not today")
+	res = braid(t, s.cliEnv(), "approve", no, "gate")
+	require.Equal(t, 1, res.code, "an ended run's gate cannot be approved")
+}
+
 func TestCLICancelAndRetry(t *testing.T) {
 	t.Parallel()
 	s := shared(t)

@@ -38,6 +38,7 @@ type apiRun struct {
 	Workflow string    `json:"workflow"`
 	Version  int       `json:"version"`
 	Status   string    `json:"status"`
+	Paused   bool      `json:"paused"`
 	Error    string    `json:"error"`
 	Created  string    `json:"created_at"`
 	Finished string    `json:"finished_at"`

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -428,4 +429,55 @@ func TestRunInputFileAndIdempotencyKey(t *testing.T) {
 	mu.Lock()
 	require.Len(t, bodies, 2, "a bad input file sends nothing")
 	mu.Unlock()
+}
+
+// TestRunControls: pause, resume, rerun --from, approve and reject (with a
+// reason) reach their endpoints; rerun without --from is a usage error.
+func TestRunControls(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var hits []string
+	record := func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		hits = append(hits, strings.TrimSpace(r.Method+" "+r.URL.RequestURI()+" "+string(b)))
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"POST /runs/r1/pause": record, "POST /runs/r1/resume": record, "POST /runs/r1/rerun": record,
+		"POST /runs/r1/cancel": record, "POST /runs/r1/tasks/gate/approve": record, "POST /runs/r1/tasks/gate/reject": record,
+	})
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"pause", "r1"}, "pause requested for run r1\n"},
+		{[]string{"resume", "r1"}, "resume requested for run r1\n"},
+		{[]string{"rerun", "r1", "--from", "b"}, "rerun requested for run r1\n"},
+		{[]string{"cancel", "r1", "--reason", "wrong input"}, "cancel requested for run r1\n"},
+		{[]string{"approve", "r1", "gate"}, "approve requested for node gate of run r1\n"},
+		{[]string{"reject", "r1", "gate", "--reason", "not today"}, "reject requested for node gate of run r1\n"},
+	} {
+		res := braid(t, api.env("k"), "", tc.args...)
+		require.Equal(t, 0, res.code, "%v: %s", tc.args, res.stderr)
+		require.Equal(t, tc.out, res.stdout)
+	}
+	mu.Lock()
+	require.Equal(t, []string{
+		"POST /runs/r1/pause", "POST /runs/r1/resume", "POST /runs/r1/rerun?from=b",
+		`POST /runs/r1/cancel {"reason":"wrong input"}`,
+		"POST /runs/r1/tasks/gate/approve", `POST /runs/r1/tasks/gate/reject {"reason":"not today"}`,
+	}, hits)
+	mu.Unlock()
+
+	res := braid(t, api.env("k"), "", "rerun", "r1")
+	require.Equal(t, 2, res.code)
+	require.Contains(t, res.stderr, "--from is required")
+	res = braid(t, api.env("k"), "", "approve", "r1")
+	require.Equal(t, 2, res.code)
+	require.Contains(t, res.stderr, "usage: braid approve RUN NODE")
+	res = braid(t, api.env("k"), "", "approve", "r1", "other")
+	require.Equal(t, 1, res.code)
+	require.Contains(t, res.stderr, "no route POST /runs/r1/tasks/other/approve")
 }

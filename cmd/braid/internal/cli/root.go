@@ -34,7 +34,8 @@ func newRoot(a *app) *cobra.Command {
 		Short: "Braid: event-driven workflow engine — dev stack and API client",
 		Long: `braid runs the whole Braid stack on one machine (braid dev) and talks to a
 Braid API: register, list, show and delete workflows, start and watch runs, read
-outputs and logs, cancel and retry, and manage schedules.
+outputs and logs, cancel, retry, pause, resume and rerun runs, approve or reject
+approval nodes, and manage schedules.
 
 Environment: BRAID_URL (default ` + defaultURL + `), BRAID_API_KEY (default: the key
 braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
@@ -52,8 +53,9 @@ braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
 	f.StringVar(&a.dataDir, "data-dir", "", "braid dev's data directory (env BRAID_DATA_DIR; default .braid)")
 	root.AddCommand(
 		newDevCmd(a), newApplyCmd(a), newValidateCmd(a), newRunCmd(a), newRunsCmd(a),
-		newGetCmd(a), newOutputCmd(a), newLogsCmd(a), newControlCmd(a, "cancel"), newControlCmd(a, "retry"),
+		newGetCmd(a), newOutputCmd(a), newLogsCmd(a),
 		newWorkflowsCmd(a), newWorkflowCmd(a), newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a),
 	)
+	root.AddCommand(newControlCmds(a)...)
 	return root
 }

@@ -108,13 +108,49 @@ func (c *Client) WaitRun(ctx context.Context, id string, wait time.Duration) (Ru
 
 // Cancel asks for a run to be cancelled: POST /runs/{id}/cancel.
 func (c *Client) Cancel(ctx context.Context, id string) error {
-	_, err := c.doJSON(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/cancel", nil, nil)
-	return err
+	return c.Control(ctx, Control{Run: id, Verb: "cancel"})
 }
 
 // Retry asks for a run's failed nodes to run again: POST /runs/{id}/retry.
 func (c *Client) Retry(ctx context.Context, id string) error {
-	_, err := c.doJSON(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/retry", nil, nil)
+	return c.Control(ctx, Control{Run: id, Verb: "retry"})
+}
+
+// Control is one run control request.
+type Control struct {
+	Run string
+	// Verb is cancel, retry, pause, resume or rerun (POST /runs/{id}/{verb}),
+	// or approve or reject (POST /runs/{id}/tasks/{node}/{verb}).
+	Verb string
+	// Node is the approval node (approve, reject).
+	Node string
+	// From is the node rerun starts from (?from=).
+	From string
+	// Reason is recorded with the request ({"reason"}), when not empty.
+	Reason string
+}
+
+// Control sends a run control request; the api answers 202 once it is
+// queued for the orchestrator (409 when the run's state refuses it).
+func (c *Client) Control(ctx context.Context, r Control) error {
+	path := "/runs/" + url.PathEscape(r.Run) + "/"
+	if r.Node != "" {
+		path += "tasks/" + url.PathEscape(r.Node) + "/"
+	}
+	path += url.PathEscape(r.Verb)
+	if r.From != "" {
+		path += "?from=" + url.QueryEscape(r.From)
+	}
+	var body []byte
+	if r.Reason != "" {
+		var err error
+		if body, err = json.Marshal(struct {
+			Reason string `json:"reason"`
+		}{r.Reason}); err != nil {
+			return fmt.Errorf("%s run %s: %w", r.Verb, r.Run, err)
+		}
+	}
+	_, err := c.doJSON(ctx, http.MethodPost, path, body, nil)
 	return err
 }
 
