@@ -212,11 +212,14 @@ func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
 	b.WaitText(t, "#workflow-version-line", "of 2", uiWait)
 	b.Screenshot(t, "workflow")
 
+	opt := fmt.Sprintf(`#filter-workflow option[value=%q]`, name)
+	require.Equal(t, 1, count(t, b, opt), "the run filter offers the workflow")
 	b.Run(t, chromedp.Click(".wf-delete", chromedp.ByQuery))
 	b.WaitText(t, "#delete-confirm", "Delete "+name+"?", uiWait)
 	require.Equal(t, 1, count(t, b, row), "nothing is deleted before the confirmation")
 	b.Run(t, chromedp.Click(".delete-confirm", chromedp.ByQuery))
 	waitCount(t, b, row, 0)
+	waitCount(t, b, opt, 0)
 	c.call(http.MethodPost, "/workflows/"+name+"/runs", []byte(`{}`), http.StatusNotFound, nil)
 }
 

@@ -46,12 +46,12 @@ export function dashboardView(root, params) {
     if (Date.now() - statsAt < STATS_EVERY) return;
     statsAt = Date.now();
     const { items, next_cursor } = await get("/workflows" + q({ limit: wfShown }));
-    const rows = [];
-    for (const [i, wf] of items.entries()) {
-      const o = h("option", { value: wf.name }, wf.name);
-      if (![...wfFilter.options].some((x) => x.value === wf.name)) wfFilter.append(o);
-      rows.push(workflowRow(wf, i < STAT_ROWS));
-    }
+    const rows = items.map((wf, i) => workflowRow(wf, i < STAT_ROWS));
+    // The filter offers the workflows listed (a deleted one goes), and the
+    // one it is set to even when it is not listed.
+    const names = items.map((wf) => wf.name);
+    if (state.workflow && !names.includes(state.workflow)) names.push(state.workflow);
+    clear(wfFilter, h("option", { value: "" }, "all workflows"), names.map((n) => h("option", { value: n }, n)));
     wfFilter.value = state.workflow;
     clear(wfBody, rows.length ? rows : h("tr", h("td.muted", { colspan: 6 }, "No workflows yet. Register one, or load the examples.")));
     clear(wfMore, !next_cursor ? null : wfShown < MAX_WORKFLOWS
