@@ -223,6 +223,27 @@ func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
 	c.call(http.MethodPost, "/workflows/"+name+"/runs", []byte(`{}`), http.StatusNotFound, nil)
 }
 
+// TestUILargeOutputIsCut: an output too large to show at once is shown
+// cut, saying how much there is and how to read it whole.
+func TestUILargeOutputIsCut(t *testing.T) {
+	t.Parallel()
+	s := shared(t)
+	c := s.client(t)
+	name, _ := c.register([]byte(`{"name": "` + wfName(t, "ui-big-out") + `", "nodes": [
+	  {"id": "big", "handler": "shell", "config": {"command": "head -c 300000 /dev/zero | tr '\\0' a", "output": "text"}}]}`))
+	id := c.start(name, `{}`)
+	require.Equal(t, "succeeded", c.waitDone(id, runTimeout).Status)
+	b := openUI(t, s, s.Key)
+	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="big"]`, chromedp.ByQuery),
+		chromedp.Click(`g.node[data-node="big"]`, chromedp.ByQuery), chromedp.WaitVisible(".show-output", chromedp.ByQuery),
+		chromedp.Click(".show-output", chromedp.ByQuery))
+	b.WaitText(t, "#node-output .cut", "Showing 200,000 of 600,0", uiWait) // its stdout and result
+	b.WaitText(t, "#node-output .cut", "braid output "+id+" big prints it whole", uiWait)
+	var shown int
+	b.Run(t, chromedp.Evaluate(`document.querySelector("#node-output-json").textContent.length`, &shown))
+	require.Equal(t, 200_002, shown, "the first 200,000 characters and a cut mark")
+}
+
 // TestUIMoreWorkflows: the dashboard lists the 50 most recently updated
 // workflows and "More workflows" shows 50 more.
 func TestUIMoreWorkflows(t *testing.T) {

@@ -75,7 +75,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     clear(out, button(label, async () => {
       try {
         const t = await get(base + (n.instances ? q({ limit: 1 }) : ""));
-        clear(out, jsonOrNone(t.output, "pre.json#node-output-json"));
+        clear(out, jsonOrNone(t.output, "pre.json#node-output-json", `braid output ${runId} ${nodeId}`));
       } catch (err) { clear(out, h("p.error", err.message)); }
     }, "small show-output"));
   }
@@ -138,7 +138,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
       (t.past_attempts || []).length ? h("ul.history", t.past_attempts.map((p) =>
         h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? ` on ${p.worker}` : "", pastTiming(p), p.error ? h("span.muted", ` — ${p.error}`) : null))) : null,
       h("h4", "Output"),
-      ["succeeded", "failed"].includes(t.state) ? jsonOrNone(t.output, "pre.json#instance-output") : h("p.muted", "No output yet."),
+      ["succeeded", "failed"].includes(t.state) ? jsonOrNone(t.output, "pre.json#instance-output", `braid output ${runId} ${nodeId} --instance ${i}`) : h("p.muted", "No output yet."),
       h("h4", "Log"), instLogs);
     const attempt = t.attempt || 1;
     if (instFeed?.instance === i && instFeed.attempt === attempt) return;
@@ -175,9 +175,18 @@ function follow(el, path) {
   });
 }
 
-// jsonOrNone renders an output: pretty JSON, or "No output." when absent.
-function jsonOrNone(v, tag) {
-  return v === undefined ? h("p.muted", "No output.") : h(tag, JSON.stringify(v, null, 2));
+// SHOW_MAX bounds the characters of an output the panel shows: a fan-out
+// node's array can be megabytes, which a <pre> renders slowly.
+const SHOW_MAX = 200_000;
+
+// jsonOrNone renders an output: pretty JSON (cut at SHOW_MAX, saying how
+// to read it whole), or "No output." when absent.
+function jsonOrNone(v, tag, cli) {
+  if (v === undefined) return h("p.muted", "No output.");
+  const text = JSON.stringify(v, null, 2);
+  if (text.length <= SHOW_MAX) return h(tag, text);
+  return [h(tag, text.slice(0, SHOW_MAX) + "\n…"),
+    h("p.muted.small.cut", `Showing ${SHOW_MAX.toLocaleString()} of ${text.length.toLocaleString()} characters; ${cli} prints it whole.`)];
 }
 
 // timing says where the current attempt's time went, from the api's
