@@ -1,6 +1,7 @@
 package eventbus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -155,4 +156,27 @@ func TestCheck(t *testing.T) {
 
 	require.NoError(t, checked(&request{chunks: r.chunks[:1]}, resp))
 	require.ErrorContains(t, checked(r, &produce.Request{}), "unexpected answer")
+}
+
+// TestChunkFailureKeepsTheCauseOfACutTry: a chunk whose last try was cut
+// short by the call's deadline reports the broker's error of the try
+// before it too, so a Publish that gave up says why (NOT_LEADER), not only
+// that time ran out; a deadline alone, or a broker error alone, is
+// reported as it is.
+func TestChunkFailureKeepsTheCauseOfACutTry(t *testing.T) {
+	c := &chunk{part: &partition{topic: "t", id: 3}, records: make([]kafka.Message, 2)}
+	c.setOutcome(fmt.Errorf("leader=1: %w", kafka.NotLeaderForPartition))
+	c.setOutcome(fmt.Errorf("leader=2: %w", context.DeadlineExceeded))
+	err := c.failure()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorIs(t, err, kafka.NotLeaderForPartition)
+	require.ErrorContains(t, err, "publish 2 records topic=t partition=3: leader=2: context deadline exceeded (the try before: leader=1: [6] Not Leader For Partition")
+
+	only := &chunk{part: &partition{topic: "t", id: 0}, records: make([]kafka.Message, 1)}
+	only.setOutcome(context.DeadlineExceeded)
+	require.EqualError(t, only.failure(), "publish 1 records topic=t partition=0: context deadline exceeded")
+	only.setOutcome(kafka.MessageSizeTooLarge)
+	require.NotContains(t, only.failure().Error(), "the try before", "the last error is the broker's own")
+	only.setOutcome(nil)
+	require.True(t, only.acked)
 }

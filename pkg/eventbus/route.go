@@ -53,6 +53,10 @@ type chunk struct {
 	bytes   int
 	acked   bool
 	err     error
+	// cause is the latest error other than the call's context ending: when
+	// the last try was cut short by PublishTimeout, it says why the tries
+	// before it failed.
+	cause error
 }
 
 // add appends a record of size bytes to p, opening a chunk when the last

@@ -179,9 +179,24 @@ func (r *request) failures() (failed, stale bool) {
 func (c *chunk) setOutcome(err error) {
 	c.acked = err == nil
 	c.err = err
+	if err != nil && !contextEnded(err) {
+		c.cause = err
+	}
 }
 
-// failure returns c's error naming its topic, partition and record count.
+// contextEnded reports whether err is a call's context ending (its
+// deadline or a cancel) rather than something the broker or the network
+// said.
+func contextEnded(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// failure returns c's error naming its topic, partition and record count;
+// when the last try was cut short by the context, the error of the try
+// before it comes too (both are in the chain).
 func (c *chunk) failure() error {
+	if c.cause != nil && c.cause != c.err && contextEnded(c.err) {
+		return fmt.Errorf("publish %d records topic=%s partition=%d: %w (the try before: %w)", len(c.records), c.part.topic, c.part.id, c.err, c.cause)
+	}
 	return fmt.Errorf("publish %d records topic=%s partition=%d: %w", len(c.records), c.part.topic, c.part.id, c.err)
 }
