@@ -378,6 +378,9 @@ func TestUILoadExamplesAndFanOut(t *testing.T) {
 	waitCount(t, b, "#node-instances tbody tr", 4)
 	b.WaitText(t, "#node-instances thead", "Wait", uiWait)
 	require.Zero(t, count(t, b, "#node-worker"), "a fan-out node names no worker of its own: its instances do")
+	// The README's picture of the run page: an instance picked.
+	b.Run(t, chromedp.Click(`#node-instances tr[data-instance="2"]`, chromedp.ByQuery))
+	b.WaitText(t, "#instance-output", `"city": "TOKYO"`, uiWait)
 	b.Screenshot(t, "fan-out")
 }
 
