@@ -9,10 +9,11 @@ import (
 )
 
 // newPageCmd builds a command that lists one page of a collection (--limit,
-// --cursor): the api's answer with -o json, else print's table. noun names
-// the items in the flags' help.
+// --cursor) with list, a client method such as (*client.Client).ListRuns:
+// the api's answer with -o json, else print's table. noun names the items
+// in the flags' help.
 func newPageCmd[P any](a *app, use, short, noun string, limit int,
-	list func(context.Context, *client.Client, int, string) (P, json.RawMessage, error), print func(P) error) *cobra.Command {
+	list func(*client.Client, context.Context, int, string) (P, json.RawMessage, error), print func(P) error) *cobra.Command {
 	var cursor string
 	cmd := &cobra.Command{
 		Use:   use,
@@ -23,7 +24,7 @@ func newPageCmd[P any](a *app, use, short, noun string, limit int,
 			if err != nil {
 				return err
 			}
-			page, raw, err := list(cmd.Context(), c, limit, cursor)
+			page, raw, err := list(c, cmd.Context(), limit, cursor)
 			if err != nil {
 				return err
 			}
@@ -55,7 +56,7 @@ func (a *app) endList(t *table, n int, none, next string) error {
 
 // newDeleteCmd builds "delete ARG": it calls del with the argument and says
 // "<noun> ARG deleted" (with -o json {"<field>": ARG, "deleted": "true"}).
-func newDeleteCmd(a *app, arg, short, noun, field string, del func(context.Context, *client.Client, string) error) *cobra.Command {
+func newDeleteCmd(a *app, arg, short, noun, field string, del func(*client.Client, context.Context, string) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete " + arg,
 		Short: short,
@@ -65,7 +66,7 @@ func newDeleteCmd(a *app, arg, short, noun, field string, del func(context.Conte
 			if err != nil {
 				return err
 			}
-			if err := del(cmd.Context(), c, args[0]); err != nil {
+			if err := del(c, cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			if a.json() {

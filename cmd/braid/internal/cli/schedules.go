@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-
 	"github.com/braidhq/braid/cmd/braid/internal/client"
 	"github.com/spf13/cobra"
 )
@@ -11,9 +8,7 @@ import (
 // newSchedulesCmd builds braid schedules: list schedules.
 func newSchedulesCmd(a *app) *cobra.Command {
 	return newPageCmd(a, "schedules [--limit N] [--cursor C]", "List schedules, newest first", "schedules", 50,
-		func(ctx context.Context, c *client.Client, limit int, cursor string) (client.SchedulePage, json.RawMessage, error) {
-			return c.ListSchedules(ctx, limit, cursor)
-		}, a.printSchedules)
+		(*client.Client).ListSchedules, a.printSchedules)
 }
 
 // printSchedules prints a page of schedules as a table.
@@ -120,5 +115,5 @@ IANA zone (default UTC). --input and --input-json work as for braid run.`,
 
 func newScheduleDeleteCmd(a *app) *cobra.Command {
 	return newDeleteCmd(a, "SCHEDULE", "Delete a schedule; the runs it started are kept", "schedule", "schedule_id",
-		func(ctx context.Context, c *client.Client, id string) error { return c.DeleteSchedule(ctx, id) })
+		(*client.Client).DeleteSchedule)
 }

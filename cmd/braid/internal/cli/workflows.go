@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-
 	"github.com/braidhq/braid/cmd/braid/internal/client"
 	"github.com/spf13/cobra"
 )
@@ -11,9 +8,7 @@ import (
 // newWorkflowsCmd builds braid workflows: list registered workflows.
 func newWorkflowsCmd(a *app) *cobra.Command {
 	return newPageCmd(a, "workflows [--limit N] [--cursor C]", "List registered workflows, newest first", "workflows", 50,
-		func(ctx context.Context, c *client.Client, limit int, cursor string) (client.WorkflowPage, json.RawMessage, error) {
-			return c.ListWorkflows(ctx, limit, cursor)
-		}, a.printWorkflows)
+		(*client.Client).ListWorkflows, a.printWorkflows)
 }
 
 // printWorkflows prints a page of workflows as a table.
@@ -66,5 +61,5 @@ func newWorkflowGetCmd(a *app) *cobra.Command {
 
 func newWorkflowDeleteCmd(a *app) *cobra.Command {
 	return newDeleteCmd(a, "NAME", "Delete a workflow: no new runs of it; runs already started finish on their version", "workflow", "workflow",
-		func(ctx context.Context, c *client.Client, name string) error { return c.DeleteWorkflow(ctx, name) })
+		(*client.Client).DeleteWorkflow)
 }
