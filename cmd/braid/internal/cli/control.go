@@ -35,19 +35,16 @@ func newControlCmds(a *app) []*cobra.Command {
 // newControlCmd builds one run control command.
 func newControlCmd(a *app, sp controlSpec) *cobra.Command {
 	var req client.Control
-	use, args := sp.verb+" RUN", "RUN"
+	n, args := 1, "RUN"
 	if sp.node {
-		use, args = sp.verb+" RUN NODE", "RUN NODE"
+		n, args = 2, "RUN NODE"
 	}
+	use := sp.verb + " " + args
 	if sp.from {
 		use += " --from NODE"
 	}
 	if sp.reason {
 		use += " [--reason TEXT]"
-	}
-	n := 1
-	if sp.node {
-		n = 2
 	}
 	cmd := &cobra.Command{
 		Use:   use,

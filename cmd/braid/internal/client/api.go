@@ -106,16 +106,6 @@ func (c *Client) WaitRun(ctx context.Context, id string, wait time.Duration) (Ru
 	return run, raw, err
 }
 
-// Cancel asks for a run to be cancelled: POST /runs/{id}/cancel.
-func (c *Client) Cancel(ctx context.Context, id string) error {
-	return c.Control(ctx, Control{Run: id, Verb: "cancel"})
-}
-
-// Retry asks for a run's failed nodes to run again: POST /runs/{id}/retry.
-func (c *Client) Retry(ctx context.Context, id string) error {
-	return c.Control(ctx, Control{Run: id, Verb: "retry"})
-}
-
 // Control is one run control request.
 type Control struct {
 	Run string

@@ -120,8 +120,8 @@ func TestStartRunAndControls(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "r1", id)
 	require.True(t, replayed, "the api's Idempotent-Replayed header is reported")
-	require.NoError(t, c.Cancel(context.Background(), "r1"))
-	require.NoError(t, c.Retry(context.Background(), "r1"))
+	require.NoError(t, c.Control(context.Background(), Control{Run: "r1", Verb: "cancel"}))
+	require.NoError(t, c.Control(context.Background(), Control{Run: "r1", Verb: "retry"}))
 	require.Equal(t, map[string]int{"cancel": 1, "retry": 1}, calls)
 }
 
