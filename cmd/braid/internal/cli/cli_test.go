@@ -161,20 +161,21 @@ func TestUsageErrors(t *testing.T) {
 func TestDevProcs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name       string
-		flag       int
-		env        string
-		cpus, want int
+		name                      string
+		flag                      int
+		env                       string
+		cpus, wantFloor, wantCeil int
 	}{
-		{"half the CPUs", 0, "", 8, 4},
-		{"odd count rounds down", 0, "", 3, 1},
-		{"at least one", 0, "", 1, 1},
-		{"the flag wins", 3, "", 2, 3},
-		{"the flag wins over the environment", 2, "6", 8, 2},
-		{"the environment's, which the runtime applied", 0, "6", 6, 0},
+		{"half the CPUs, up to all", 0, "", 8, 4, 8},
+		{"odd count rounds down", 0, "", 3, 1, 3},
+		{"at least one", 0, "", 1, 1, 1},
+		{"the flag wins, fixed", 3, "", 2, 3, 3},
+		{"the flag wins over the environment", 2, "6", 8, 2, 2},
+		{"the environment's, which the runtime applied", 0, "6", 6, 0, 0},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, devProcs(tt.flag, tt.env, tt.cpus), tt.name)
+		floor, ceiling := devProcs(tt.flag, tt.env, tt.cpus)
+		require.Equal(t, [2]int{tt.wantFloor, tt.wantCeil}, [2]int{floor, ceiling}, tt.name)
 	}
 }
 

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"strings"
 
+	"github.com/braidhq/braid/cmd/braid/internal/autoprocs"
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/pprofserve"
@@ -56,7 +58,7 @@ names and ranges as for braid-worker.`,
 	fl.BoolVar(&f.cfg.EmbeddedRedis, "embedded-redis", false, "use the in-memory Redis even when redis-server is installed (state is lost on exit)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.BoolVar(&f.allowLoopback, "allow-loopback", true, "let http and llm nodes call loopback (except the stack's own ports)")
-	fl.IntVar(&f.procs, "procs", 0, "CPUs the stack's Go code runs on at once (GOMAXPROCS); default: GOMAXPROCS from the environment, else half the CPUs, at least 1")
+	fl.IntVar(&f.procs, "procs", 0, "CPUs the stack's Go code runs on at once (GOMAXPROCS), fixed; default: GOMAXPROCS from the environment, else half the CPUs (at least 1) and up to all of them while goroutines queue for a CPU")
 	return cmd
 }
 
@@ -96,15 +98,23 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	defer tracing.Stop(flush, logger)
 	f.cfg.Logger = slog.New(tracing.LogHandler(logger.Handler()))
 	cpus := runtime.GOMAXPROCS(0)
-	if n := devProcs(f.procs, a.getenv("GOMAXPROCS"), cpus); n > 0 {
-		runtime.GOMAXPROCS(n)
+	floor, ceiling := devProcs(f.procs, a.getenv("GOMAXPROCS"), cpus)
+	if floor > 0 {
+		runtime.GOMAXPROCS(floor)
 	}
 	if pct, ok := devGCPercentFor(a.getenv("GOGC")); ok {
 		debug.SetGCPercent(pct)
 	}
 	gcPercent := debug.SetGCPercent(-1)
 	debug.SetGCPercent(gcPercent)
-	f.cfg.Logger.Info("braid dev: Go runtime", "gomaxprocs", runtime.GOMAXPROCS(0), "cpus", cpus, "gc_percent", gcPercent)
+	f.cfg.Logger.Info("braid dev: Go runtime", "gomaxprocs", runtime.GOMAXPROCS(0), "gomaxprocs_max", max(ceiling, runtime.GOMAXPROCS(0)), "cpus", cpus, "gc_percent", gcPercent)
+	ctx, stopProcs := context.WithCancel(cmd.Context())
+	procsDone := make(chan struct{})
+	go func() {
+		defer close(procsDone)
+		autoprocs.Run(ctx, autoprocs.Config{Min: floor, Max: ceiling, Logger: f.cfg.Logger})
+	}()
+	defer func() { stopProcs(); <-procsDone }()
 	// BRAID_PPROF_ADDR serves the Go profiles of the whole stack, as each
 	// service binary does (loopback only: it has no authentication).
 	prof, err := pprofserve.Start(a.getenv("BRAID_PPROF_ADDR"), logger)
@@ -115,24 +125,27 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	return devstack.Run(cmd.Context(), f.cfg)
 }
 
-// devProcs returns the GOMAXPROCS braid dev sets, 0 to leave the
-// runtime's: --procs when given; none when GOMAXPROCS is in the environment
-// (the runtime applied it); else half of cpus (the runtime's default, which
-// follows CPU affinity and cgroup limits), at least 1. braid dev shares the
-// machine with its redis-server, which runs commands on one thread, and with
-// the clients driving it; on two cores one P took a sequential 1-node run
-// from about 2.1 to 1.3 ms of the process's CPU and its latency with it
-// (DESIGN, Round two): every wake-up of a goroutine on another P is a
-// futex and an inter-processor interrupt, and the stack's hops hand work
-// from goroutine to goroutine all the time.
-func devProcs(flag int, env string, cpus int) int {
+// devProcs returns the floor and the ceiling of the GOMAXPROCS braid dev
+// runs on, 0 and 0 to leave the runtime's: --procs when given, fixed; none
+// when GOMAXPROCS is in the environment (the runtime applied it); else
+// half of cpus (the runtime's default, which follows CPU affinity and
+// cgroup limits), at least 1, up to all of cpus while goroutines queue
+// for a P (package autoprocs). braid dev shares the machine with its
+// redis-server, which runs commands on one thread, and with the clients
+// driving it; on two cores one P took a sequential 1-node run from about
+// 2.1 to 1.3 ms of the process's CPU and its latency with it (DESIGN,
+// Round two): every wake-up of a goroutine on another P is a futex and an
+// inter-processor interrupt, and the stack's hops hand work from
+// goroutine to goroutine all the time. Under a load that keeps goroutines
+// waiting for that one P, the second core serves more than it costs.
+func devProcs(flag int, env string, cpus int) (floor, ceiling int) {
 	switch {
 	case flag > 0:
-		return flag
+		return flag, flag
 	case env != "":
-		return 0
+		return 0, 0
 	default:
-		return max(1, cpus/2)
+		return max(1, cpus/2), max(1, cpus)
 	}
 }
 
