@@ -237,11 +237,18 @@ func TestUILargeOutputIsCut(t *testing.T) {
 	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="big"]`, chromedp.ByQuery),
 		chromedp.Click(`g.node[data-node="big"]`, chromedp.ByQuery), chromedp.WaitVisible(".show-output", chromedp.ByQuery),
 		chromedp.Click(".show-output", chromedp.ByQuery))
-	b.WaitText(t, "#node-output .cut", "Showing 200,000 of 600,0", uiWait) // its stdout and result
+	b.WaitText(t, "#node-output .cut", "Showing the first 200,000 characters of 600,0", uiWait) // its stdout and result
 	b.WaitText(t, "#node-output .cut", "braid output "+id+" big prints it whole", uiWait)
 	var shown int
 	b.Run(t, chromedp.Evaluate(`document.querySelector("#node-output-json").textContent.length`, &shown))
 	require.Equal(t, 200_002, shown, "the first 200,000 characters and a cut mark")
+	b.Screenshot(t, "large-output-cut")
+	// The api cut it (output_max): the browser did not download the rest.
+	var body int
+	b.Run(t, chromedp.Evaluate(`Math.max(0, ...performance.getEntriesByType("resource")
+	  .filter((e) => e.name.includes("/tasks/big") && e.name.includes("output_max")).map((e) => e.decodedBodySize))`, &body))
+	require.Greater(t, body, 200_000, "the answer holds the head")
+	require.Less(t, body, 210_000, "the answer holds the head, not the 600 KB output")
 }
 
 // TestUIMoreWorkflows: the dashboard lists the 50 most recently updated

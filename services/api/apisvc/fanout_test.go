@@ -15,6 +15,11 @@ type fanTask struct {
 	FanOut   bool            `json:"fan_out"`
 	State    string          `json:"state"`
 	Output   json.RawMessage `json:"output"`
+	// OutputCut is set in place of an output longer than ?output_max.
+	OutputCut *struct {
+		Bytes int    `json:"bytes"`
+		Head  string `json:"head"`
+	} `json:"output_cut"`
 	// QueueWaitMs and DurationMs are nil when absent.
 	QueueWaitMs *int64 `json:"queue_wait_ms"`
 	DurationMs  *int64 `json:"duration_ms"`
@@ -100,6 +105,29 @@ func TestFanOutViews(t *testing.T) {
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?instance=4"}, http.StatusOK).json(t, &one)
 	require.JSONEq(t, `{"x":"e"}`, string(one.Output))
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?instance=5"}, http.StatusNotFound).problem(t)
+
+	// ?output_max: an output longer than it comes as its length and head.
+	var cut fanTask
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?limit=2&output_max=10"}, http.StatusOK).json(t, &cut)
+	require.Nil(t, cut.Output, "the node's 51-byte array is cut")
+	require.NotNil(t, cut.OutputCut)
+	require.Equal(t, 51, cut.OutputCut.Bytes)
+	require.Equal(t, `[{"x":"a"}`, cut.OutputCut.Head)
+	require.Len(t, cut.InstancePage.Items, 2)
+	require.JSONEq(t, `{"x":"a"}`, string(cut.InstancePage.Items[0].Output), "a 9-byte output comes whole")
+	require.Nil(t, cut.InstancePage.Items[0].OutputCut)
+	cut = fanTask{}
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?instance=4&output_max=5"}, http.StatusOK).json(t, &cut)
+	require.Nil(t, cut.Output)
+	require.Equal(t, 9, cut.OutputCut.Bytes)
+	require.Equal(t, `{"x":`, cut.OutputCut.Head)
+	cut = fanTask{}
+	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?output_max=51"}, http.StatusOK).json(t, &cut)
+	require.Nil(t, cut.OutputCut, "an output of exactly output_max bytes comes whole")
+	require.JSONEq(t, `[{"x":"a"},{"x":"b"},{"x":"c"},{"x":"d"},{"x":"e"}]`, string(cut.Output))
+	for _, bad := range []string{"0", "-1", "x", "16777217"} {
+		e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each?output_max=" + bad, malformed: true}, http.StatusBadRequest).problem(t)
+	}
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/gen?instance=1"}, http.StatusNotFound).problem(t)
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each/logs?instance=3"}, http.StatusOK)
 	e.must(req{method: "GET", path: "/runs/" + id + "/tasks/each/logs?instance=9"}, http.StatusNotFound).problem(t)

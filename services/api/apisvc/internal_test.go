@@ -175,3 +175,29 @@ func TestMaxAttemptsCountsOnAfterAReset(t *testing.T) {
 	require.Equal(t, 3, again.Attempt)
 	require.Equal(t, 4, again.MaxAttempts)
 }
+
+// TestTaskOutputCutKeepsUTF8Whole: a cut output's head ends before a
+// multi-byte character rather than inside it, and an output within the
+// bound or with no bound stays whole.
+func TestTaskOutputCutKeepsUTF8Whole(t *testing.T) {
+	t.Parallel()
+	out := []byte(`"aé€b"`) // 1 + 1 + 2 + 3 + 1 + 1 bytes
+	for max, head := range map[int]string{1: `"`, 2: `"a`, 3: `"a`, 4: `"aé`, 5: `"aé`, 6: `"aé`, 7: `"aé€`, 8: `"aé€b`} {
+		v := taskView{Output: out}
+		v.cut(max)
+		require.Nil(t, v.Output, "max %d", max)
+		require.Equal(t, outputCut{Bytes: 9, Head: head}, *v.OutputCut, "max %d", max)
+	}
+	for _, max := range []int{0, 9, 100} {
+		v := taskView{Output: out}
+		v.cut(max)
+		require.Equal(t, string(out), string(v.Output), "max %d", max)
+		require.Nil(t, v.OutputCut)
+	}
+	// Stored JSON with spaces is measured and cut as the answer sends it.
+	v := taskView{Output: []byte(`[ 1, 2,  3 ]`)}
+	v.cut(7)
+	require.Equal(t, "[1,2,3]", string(v.Output), "7 bytes compacted: whole")
+	v.cut(4)
+	require.Equal(t, outputCut{Bytes: 7, Head: "[1,2"}, *v.OutputCut)
+}

@@ -1,6 +1,7 @@
 package apisvc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/braidhq/braid/pkg/records"
@@ -25,6 +27,8 @@ type taskView struct {
 	FanOut bool `json:"fan_out,omitempty"`
 	apiwire.NodeFields
 	Output json.RawMessage `json:"output,omitempty"`
+	// OutputCut stands for an output longer than the request's output_max.
+	OutputCut *outputCut `json:"output_cut,omitempty"`
 	// InstancePage pages through a fan-out node's instances (GET of the node).
 	InstancePage *apiwire.Page[taskView] `json:"instance_page,omitempty"`
 }
@@ -134,14 +138,56 @@ func (s *Server) getTask(c *gin.Context) {
 		abort(c, err)
 		return
 	}
+	t.cut(q.outputMax)
+	if t.InstancePage != nil {
+		for i := range t.InstancePage.Items {
+			t.InstancePage.Items[i].cut(q.outputMax)
+		}
+	}
 	respond(c, http.StatusOK, t)
 }
 
 // taskQuery is getTask's query: one instance, or a page of instances.
 type taskQuery struct {
-	instance int // -1: the node itself
-	limit    int
-	from     int
+	instance  int // -1: the node itself
+	limit     int
+	from      int
+	outputMax int // 0: outputs whole
+}
+
+// outputCut is what a task answer carries instead of an output longer than
+// the request's output_max bytes of JSON text: its length and its first
+// bytes (cut before a UTF-8 sequence, so at most output_max). The web UI
+// shows a fan-out node's output, the array of every instance's, this way
+// without downloading megabytes; `braid output` reads it whole.
+type outputCut struct {
+	Bytes int    `json:"bytes"`
+	Head  string `json:"head"`
+}
+
+// maxOutputMax bounds output_max: larger than any inline output (256 KiB),
+// smaller than the arrays it is there to spare.
+const maxOutputMax = 16 << 20
+
+// cut replaces t's output by its head when its JSON text, compacted as the
+// answer would send it, is longer than max bytes.
+func (t *taskView) cut(max int) {
+	if max <= 0 || len(t.Output) <= max {
+		return
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, t.Output); err == nil {
+		t.Output = b.Bytes()
+	}
+	if len(t.Output) <= max {
+		return
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(t.Output[n]) {
+		n--
+	}
+	t.OutputCut = &outputCut{Bytes: len(t.Output), Head: string(t.Output[:n])}
+	t.Output = nil
 }
 
 func taskQueryOf(c *gin.Context) (taskQuery, error) {
@@ -153,6 +199,9 @@ func taskQueryOf(c *gin.Context) (taskQuery, error) {
 		}
 	}
 	if q.limit, err = intQuery(c, "limit", 50, 1, 500); err != nil {
+		return q, err
+	}
+	if q.outputMax, err = intQuery(c, "output_max", 0, 1, maxOutputMax); err != nil {
 		return q, err
 	}
 	cur, err := cursorQuery(c, "instances")

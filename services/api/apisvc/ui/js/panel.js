@@ -74,8 +74,8 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     const label = n.instances ? `Show output (array of ${n.instances.total})` : "Show output";
     clear(out, button(label, async () => {
       try {
-        const t = await get(base + (n.instances ? q({ limit: 1 }) : ""));
-        clear(out, jsonOrNone(t.output, "pre.json#node-output-json", `braid output ${runId} ${nodeId}`));
+        const t = await get(base + q(n.instances ? { limit: 1, output_max: SHOW_MAX } : { output_max: SHOW_MAX }));
+        clear(out, jsonOrNone(t, "pre.json#node-output-json", `braid output ${runId} ${nodeId}`));
       } catch (err) { clear(out, h("p.error", err.message)); }
     }, "small show-output"));
   }
@@ -87,7 +87,8 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     const seq = ++instSeq;
     let page;
     try {
-      page = (await get(base + q({ limit: 20, cursor: instCursor }))).instance_page || { items: [] };
+      // The table shows no outputs: output_max 1 leaves each row's out.
+      page = (await get(base + q({ limit: 20, cursor: instCursor, output_max: 1 }))).instance_page || { items: [] };
     } catch (err) { return alive && seq === instSeq && clear(inst, h("p.error", err.message)); }
     if (!alive || seq !== instSeq) return;
     clear(inst, h("p", `${c.total} instances: ${c.succeeded} succeeded, ${c.running} running, ${c.pending} pending, ${c.failed} failed, ${c.cancelled} cancelled`),
@@ -124,7 +125,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     const seq = ++detailSeq;
     let t;
     try {
-      t = await get(base + q({ instance: i }));
+      t = await get(base + q({ instance: i, output_max: SHOW_MAX }));
     } catch (err) { return alive && seq === detailSeq && clear(instDetail, h("p.error", err.message)); }
     if (!alive || seq !== detailSeq || picked !== i) return;
     clear(instDetail,
@@ -138,7 +139,7 @@ export function nodePanel(el, runId, run, nodeId, reload) {
       (t.past_attempts || []).length ? h("ul.history", t.past_attempts.map((p) =>
         h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? ` on ${p.worker}` : "", pastTiming(p), p.error ? h("span.muted", ` — ${p.error}`) : null))) : null,
       h("h4", "Output"),
-      ["succeeded", "failed"].includes(t.state) ? jsonOrNone(t.output, "pre.json#instance-output", `braid output ${runId} ${nodeId} --instance ${i}`) : h("p.muted", "No output yet."),
+      ["succeeded", "failed"].includes(t.state) ? jsonOrNone(t, "pre.json#instance-output", `braid output ${runId} ${nodeId} --instance ${i}`) : h("p.muted", "No output yet."),
       h("h4", "Log"), instLogs);
     const attempt = t.attempt || 1;
     if (instFeed?.instance === i && instFeed.attempt === attempt) return;
@@ -175,15 +176,22 @@ function follow(el, path) {
   });
 }
 
-// SHOW_MAX bounds the characters of an output the panel shows: a fan-out
-// node's array can be megabytes, which a <pre> renders slowly.
+// SHOW_MAX bounds the bytes of an output the panel asks for and the
+// characters it shows: a fan-out node's array can be megabytes, which the
+// api then cuts (output_max) and a <pre> would render slowly.
 const SHOW_MAX = 200_000;
 
-// jsonOrNone renders an output: pretty JSON (cut at SHOW_MAX, saying how
-// to read it whole), or "No output." when absent.
-function jsonOrNone(v, tag, cli) {
-  if (v === undefined) return h("p.muted", "No output.");
-  const text = JSON.stringify(v, null, 2);
+// jsonOrNone renders task t's output: pretty JSON, or the head of one the
+// api cut at SHOW_MAX bytes (pretty JSON longer than SHOW_MAX is cut
+// here), saying how to read it whole; "No output." when there is none.
+function jsonOrNone(t, tag, cli) {
+  const c = t.output_cut;
+  if (c) {
+    return [h(tag, c.head + "\n…"),
+      h("p.muted.small.cut", `Showing the first ${c.head.length.toLocaleString()} characters of ${c.bytes.toLocaleString()} bytes of JSON; ${cli} prints it whole.`)];
+  }
+  if (t.output === undefined) return h("p.muted", "No output.");
+  const text = JSON.stringify(t.output, null, 2);
   if (text.length <= SHOW_MAX) return h(tag, text);
   return [h(tag, text.slice(0, SHOW_MAX) + "\n…"),
     h("p.muted.small.cut", `Showing ${SHOW_MAX.toLocaleString()} of ${text.length.toLocaleString()} characters; ${cli} prints it whole.`)];
