@@ -19,7 +19,11 @@ services/api/apisvc/runwait.go|	if st == nil \|\| !st.Exists() {|	if true {|serv
 pkg/eventbus/dial.go|c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })|c.stop = func() bool { return false }|pkg|./eventbus|RebalanceDoesNotWaitOutTheLongPoll
 cmd/braid/internal/devstack/services.go|Dial: inf.brokerLn.Dial}|Dial: nil}|e2e|.|^TestDevRestartKeepsState$
 cmd/braid/internal/cli/dev.go|return max(1, cpus/2)|return max(1, cpus)|cmd/braid|./internal/cli|^TestDevProcs$
-cmd/braid/internal/cli/dev.go|		runtime.GOMAXPROCS(n)|		_ = n|e2e|.|^TestDevMetrics$
+cmd/braid/internal/cli/dev.go|		runtime.GOMAXPROCS(floor)|		_ = floor|e2e|.|^TestDevMetrics$
+cmd/braid/internal/autoprocs/autoprocs.go|		if buckets[i] >= late {|		if buckets[i] >= 1000*late {|cmd/braid|./internal/autoprocs|^TestRunFollowsTheLoad$
+cmd/braid/internal/autoprocs/autoprocs.go|	case procs > lo && d.down >= DownWindows:|	case false:|cmd/braid|./internal/autoprocs|^TestRunFollowsTheLoad$
+services/api/apisvc/tasks.go|	if max <= 0 \|\| len(t.Output) <= max {|	if true {|services/api|./apisvc|^TestFanOutViews$
+services/api/apisvc/tasks.go|	for n > 0 && !utf8.RuneStart(t.Output[n]) {|	for false {|services/api|./apisvc|^TestTaskOutputCutKeepsUTF8Whole$
 cmd/braid/internal/cli/dev.go|		debug.SetGCPercent(pct)|		_ = pct|e2e|.|^TestDevMetrics$
 pkg/worker/lazylog.go|l.h = l.parent.WithAttrs(l.attrs)|l.h = l.parent|pkg|./worker|^TestLazyAttrs
 pkg/eventbus/tail.go|if err := r.SetOffset(off); err != nil {|if err := r.SetOffset(kafka.FirstOffset); err != nil {|pkg|./eventbus|^TestTailReadsWhatFollowsOpen$

@@ -100,9 +100,9 @@ func (d *Decider) Next(procs, lo, hi int, w Window) int {
 	return procs
 }
 
-// Run sets GOMAXPROCS to cfg.Min and moves it between cfg.Min and cfg.Max
-// until ctx ends, when it leaves the floor set. It returns at once, having
-// set nothing, when cfg.Max ≤ cfg.Min or cfg.Min < 1.
+// Run moves GOMAXPROCS between cfg.Min, which the caller has set, and
+// cfg.Max until ctx ends, when it leaves the floor set. It returns at
+// once, having set nothing, when cfg.Max ≤ cfg.Min or cfg.Min < 1.
 func Run(ctx context.Context, cfg Config) {
 	if cfg.Min < 1 || cfg.Max <= cfg.Min {
 		return
@@ -112,7 +112,6 @@ func Run(ctx context.Context, cfg Config) {
 		interval = DefaultInterval
 	}
 	procs := cfg.Min
-	runtime.GOMAXPROCS(procs)
 	defer runtime.GOMAXPROCS(cfg.Min)
 	var h histogram
 	h.read()
