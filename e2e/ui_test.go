@@ -30,28 +30,28 @@ func openUI(t *testing.T, s *Stack, key string) *browser.Browser {
 	return b
 }
 
-// workflowRow waits until workflow name's row is on the dashboard and
-// returns its selector. The dashboard lists the 50 most recently updated
-// workflows first; other tests on the shared stack register theirs all the
-// time, so when the row is not among them it asks for more.
-func workflowRow(t *testing.T, b *browser.Browser, name string) string {
+// clickWorkflow clicks the element sub of workflow name's row on the
+// dashboard. The dashboard lists the 50 most recently updated workflows
+// first and other tests on the shared stack register theirs all the time,
+// so while the row is not there it asks for more; and as the list is
+// re-rendered when it refreshes, the row is found and clicked in one step
+// of the page's script, not in two round trips with a repaint between.
+func clickWorkflow(t *testing.T, b *browser.Browser, name, sub string) {
 	t.Helper()
 	row := fmt.Sprintf(`tr[data-workflow=%q]`, name)
-	var found bool
-	for end := time.Now().Add(uiWait); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+	js := fmt.Sprintf(`(() => { const el = document.querySelector(%q);
+	  if (el) { el.click(); return "clicked"; }
+	  const more = document.querySelector(".more-workflows");
+	  if (document.querySelector(%q) || !more) return "";
+	  more.click(); return "more"; })()`, row+" "+sub, row)
+	for end := time.Now().Add(uiWait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		var state string
-		b.Run(t, chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q) ? "row" : (document.querySelector(".more-workflows") ? "more" : "")`, row), &state))
-		if state == "row" {
-			found = true
-			break
-		}
-		if state == "more" {
-			b.Run(t, chromedp.Click(".more-workflows", chromedp.ByQuery))
+		b.Run(t, chromedp.Evaluate(js, &state))
+		if state == "clicked" {
+			return
 		}
 	}
-	require.True(t, found, "workflow %s is not on the dashboard", name)
-	b.Run(t, chromedp.WaitVisible(row, chromedp.ByQuery))
-	return row
+	t.Fatalf("workflow %s has no %s on the dashboard", name, sub)
 }
 
 // count is the number of elements sel matches.
@@ -100,9 +100,8 @@ func TestUIRegisterTriggerWatch(t *testing.T) {
 	b.Run(t, chromedp.Click("button.register", chromedp.ByQuery))
 	b.WaitText(t, "#validation", "Registered "+name+" version 1", uiWait)
 
-	row := workflowRow(t, b, name) + " .run-workflow"
-	b.Run(t, chromedp.WaitVisible(row, chromedp.ByQuery), chromedp.Click(row, chromedp.ByQuery),
-		chromedp.WaitVisible(".start-run", chromedp.ByQuery), chromedp.Click(".start-run", chromedp.ByQuery),
+	clickWorkflow(t, b, name, ".run-workflow")
+	b.Run(t, chromedp.WaitVisible(".start-run", chromedp.ByQuery), chromedp.Click(".start-run", chromedp.ByQuery),
 		chromedp.WaitVisible("svg.dag", chromedp.ByQuery))
 	waitCount(t, b, "g.node.s-succeeded", 4)
 	b.WaitText(t, ".runhead .badge", "succeeded", uiWait)
@@ -167,7 +166,7 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 	id := c.start(name, `{}`)
 	b := openUI(t, s, s.ReadKey)
 	b.WaitText(t, "#who", "read-only", uiWait)
-	readRow := workflowRow(t, b, name)
+	b.Run(t, chromedp.WaitVisible(`tr[data-workflow]`, chromedp.ByQuery))
 	// The run list shows how long a running run has run so far.
 	b.Run(t, chromedp.Poll(fmt.Sprintf(`(document.querySelector('tr[data-run=%q] td:nth-child(5)')?.textContent ?? "").trim() !== ""`, id),
 		nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(50*time.Millisecond)))
@@ -175,7 +174,7 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
 	}
 	// It can read a definition, not edit or delete it.
-	b.Run(t, chromedp.Click(readRow+" .wf-open", chromedp.ByQuery))
+	clickWorkflow(t, b, name, ".wf-open")
 	b.WaitText(t, "#workflow-definition", `"sleep 30"`, uiWait)
 	for _, sel := range []string{".wf-edit", ".wf-delete"} {
 		require.Zero(t, count(t, b, sel), "a read key sees %s", sel)
@@ -214,8 +213,7 @@ func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
 	c := s.client(t)
 	name, _ := c.register(shellWorkflow(wfName(t, "ui-wf"), map[string]string{"a": "echo one"}, nil))
 	b := openUI(t, s, s.Key)
-	row := workflowRow(t, b, name)
-	b.Run(t, chromedp.Click(row+" .wf-open", chromedp.ByQuery))
+	clickWorkflow(t, b, name, ".wf-open")
 	b.WaitText(t, "#workflow-definition", `"echo one"`, uiWait)
 	b.WaitText(t, "#workflow-version", "v1 (latest)", uiWait)
 
@@ -227,7 +225,7 @@ func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
 		chromedp.Click(".register", chromedp.ByQuery))
 	b.WaitText(t, "#registered", "Registered "+name+" version 2.", uiWait)
 
-	b.Run(t, chromedp.Click(row+" .wf-open", chromedp.ByQuery))
+	clickWorkflow(t, b, name, ".wf-open") // now the most recently updated
 	b.WaitText(t, "#workflow-version", "v2 (latest)", uiWait)
 	b.WaitText(t, "#workflow-definition", `"echo two"`, uiWait)
 	b.Run(t, chromedp.SetValue("#workflow-version", "1", chromedp.ByQuery),
@@ -236,7 +234,7 @@ func TestUIWorkflowDefinitionEditDelete(t *testing.T) {
 	b.WaitText(t, "#workflow-version-line", "of 2", uiWait)
 	b.Screenshot(t, "workflow")
 
-	opt := fmt.Sprintf(`#filter-workflow option[value=%q]`, name)
+	row, opt := fmt.Sprintf(`tr[data-workflow=%q]`, name), fmt.Sprintf(`#filter-workflow option[value=%q]`, name)
 	require.Equal(t, 1, count(t, b, opt), "the run filter offers the workflow")
 	b.Run(t, chromedp.Click(".wf-delete", chromedp.ByQuery))
 	b.WaitText(t, "#delete-confirm", "Delete "+name+"?", uiWait)
@@ -292,7 +290,8 @@ func TestUIMoreWorkflows(t *testing.T) {
 	b.Run(t, chromedp.WaitVisible(fmt.Sprintf(`tr[data-workflow=%q]`, names[50]), chromedp.ByQuery))
 	waitCount(t, b, "#workflows tr", 50)
 	require.Zero(t, count(t, b, fmt.Sprintf(`tr[data-workflow=%q]`, names[0])), "the 51st most recent is not on the first page")
-	workflowRow(t, b, names[0]) // clicks More workflows
+	clickWorkflow(t, b, names[0], ".wf-open") // after More workflows
+	b.WaitText(t, "#workflow-definition", `"true"`, uiWait)
 	require.Greater(t, count(t, b, "#workflows tr"), 50)
 }
 
