@@ -40,18 +40,11 @@ func clickWorkflow(t *testing.T, b *browser.Browser, name, sub string) {
 	t.Helper()
 	row := fmt.Sprintf(`tr[data-workflow=%q]`, name)
 	js := fmt.Sprintf(`(() => { const el = document.querySelector(%q);
-	  if (el) { el.click(); return "clicked"; }
+	  if (el) { el.click(); return true; }
 	  const more = document.querySelector(".more-workflows");
-	  if (document.querySelector(%q) || !more) return "";
-	  more.click(); return "more"; })()`, row+" "+sub, row)
-	for end := time.Now().Add(uiWait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		var state string
-		b.Run(t, chromedp.Evaluate(js, &state))
-		if state == "clicked" {
-			return
-		}
-	}
-	t.Fatalf("workflow %s has no %s on the dashboard", name, sub)
+	  if (more && !document.querySelector(%q)) more.click();
+	  return false; })()`, row+" "+sub, row)
+	b.Run(t, chromedp.Poll(js, nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(100*time.Millisecond)))
 }
 
 // count is the number of elements sel matches.

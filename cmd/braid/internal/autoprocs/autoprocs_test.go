@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -83,13 +84,14 @@ func TestRunFollowsTheLoad(t *testing.T) {
 			}
 		})
 	}
-	moved := waitFor(10*time.Second, func() bool { return runtime.GOMAXPROCS(0) == 2 })
+	moved := assert.Eventually(t, func() bool { return runtime.GOMAXPROCS(0) == 2 }, 10*time.Second, 10*time.Millisecond,
+		"40 goroutines queueing for one P did not move GOMAXPROCS to 2")
 	stop.Store(true)
 	wg.Wait()
-	require.True(t, moved, "40 goroutines queueing for one P did not move GOMAXPROCS to 2")
+	require.True(t, moved)
 
-	require.True(t, waitFor(10*time.Second, func() bool { return runtime.GOMAXPROCS(0) == 1 }),
-		"an idle process stayed at GOMAXPROCS %d", runtime.GOMAXPROCS(0))
+	require.Eventually(t, func() bool { return runtime.GOMAXPROCS(0) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"an idle process stayed at GOMAXPROCS 2")
 	cancel()
 	<-done
 	require.Equal(t, 1, runtime.GOMAXPROCS(0), "Run leaves the floor set")
@@ -107,14 +109,4 @@ func TestRunWithoutRoomSetsNothing(t *testing.T) {
 func spin(d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); {
 	}
-}
-
-// waitFor polls cond every 10 ms until it holds or limit passes.
-func waitFor(limit time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
 }
