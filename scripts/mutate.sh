@@ -30,6 +30,11 @@ pkg/eventbus/tail.go|if err := r.SetOffset(off); err != nil {|if err := r.SetOff
 services/api/apisvc/events_feed.go|if f.users > 0 \|\| f.cur == nil \|\| f.stopped {|if f.cur == nil \|\| f.stopped {|services/api|./apisvc|^TestFeedReadsOnlyWhileWatched$
 services/api/apisvc/events_sse.go|	err = s.feed.acquire(actx)|	_, err = actx, error(nil)|services/api|./apisvc|^TestRunEvents
 pkg/statestore/claim.go|if r.s ~= 'queued' and r.s ~= 'running' then return -3 end||pkg|./statestore|Claim\|Conformance
+pkg/statestore/claim.go|case isScriptFailure(err) && len(call) > 1:|case false:|pkg|./statestore|^TestClaimAttemptsIsolatesCorruptRecords$
+pkg/statestore/claim.go|out[call[j]] = Claimed|out[call[0]] = Claimed|pkg|./statestore|^TestClaimAttemptsAnswerAsClaimAttempt$
+pkg/statestore/claim.go|len(calls[c]) == claimsPerCall|len(calls[c]) > claimsPerCall|pkg|./statestore|^TestClaimCallsGroupByRunAndBound$
+pkg/devinfra/devbroker/deadline.go|if t.IsZero() \|\| (d.armed && !t.Before(d.armedAt)) {|if t.IsZero() \|\| d.armed {|pkg|./devinfra/devbroker|^TestLazyDeadline
+pkg/devinfra/devbroker/deadline.go|d.passed = false|d.passed = true|pkg|./devinfra/devbroker|^TestLazyDeadline
 pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then return 0 end||pkg|./statestore|.
 pkg/statestore/run.go| or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then return 0 end| then return 0 end|pkg|./statestore|Conformance
 services/orchestrator/orchsvc/effects.go|Fence: g.o.fence, Lock: g.o.lock,|Fence: g.o.fence,|services/orchestrator|./orchsvc|Optimistic

@@ -209,7 +209,7 @@ func (k Keys) writeArgs(w RunWrite, extra int) (keys []string, args []any) {
 // LoadScripts makes sure the server knows every script, so that EvalSha in
 // pipelines never meets NOSCRIPT (call at start-up and after a Redis restart).
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
-	for _, s := range []*redis.Script{applyScript, startScript, claimScript, heartbeatScript, releaseScript, acquireScript, admitSlotScript, endedScript} {
+	for _, s := range []*redis.Script{applyScript, startScript, claimScript, claimsScript, heartbeatScript, releaseScript, acquireScript, admitSlotScript, endedScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return fmt.Errorf("load redis scripts: %w", err)
 		}

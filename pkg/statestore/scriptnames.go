@@ -5,7 +5,7 @@ import "github.com/redis/go-redis/v9"
 // scripts names every Lua script of the store, for metrics.
 var scripts = map[string]*redis.Script{
 	"apply": applyScript, "start": startScript, "acquire": acquireScript, "refresh": refreshScript,
-	"drop_holder": dropHolderScript, "claim": claimScript, "heartbeat": heartbeatScript, "release": releaseScript,
+	"drop_holder": dropHolderScript, "claim": claimScript, "claims": claimsScript, "heartbeat": heartbeatScript, "release": releaseScript,
 	"admit_slot": admitSlotScript, "release_slot": releaseSlotScript, "heads": headsScript, "reserve": reserveScript,
 	"register": registerScript, "page": pageScript, "create_pending": createPendingScript,
 	"delete_pending": deletePendingScript, "put_schedule": putScheduleScript,

@@ -155,7 +155,7 @@ func exerciseRunScripts(t *testing.T, ctx context.Context, rdb redis.UniversalCl
 	require.NoError(t, err)
 }
 
-// exerciseClaimScripts runs claim (alone and batched), heartbeat and
+// exerciseClaimScripts runs claim (alone and batched), claims, heartbeat and
 // release (of a claim) on a fan-out instance, which fills the instances key.
 func exerciseClaimScripts(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k statestore.Keys) {
 	t.Helper()
@@ -167,6 +167,11 @@ func exerciseClaimScripts(t *testing.T, ctx context.Context, rdb redis.Universal
 	batch, err := k.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: a, TTL: time.Minute}}, "w1")
 	require.NoError(t, err)
 	require.Equal(t, statestore.ClaimOK, batch[0].Result)
+	other := a
+	other.Instance = 1
+	batch, err = k.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: a, TTL: time.Minute}, {Attempt: other, TTL: time.Minute}}, "w1")
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimOK, batch[0].Result, "two attempts of one run are claimed in one call (claims)")
 	res, err = k.Heartbeat(ctx, rdb, a, "w1", time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, statestore.ClaimOK, res)

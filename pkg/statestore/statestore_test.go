@@ -186,3 +186,57 @@ func TestClaimAttemptsIsolatesCorruptRecords(t *testing.T) {
 	_, err = b.keys.ClaimAttempts(cancelled, b.rdb, reqs, "w1")
 	require.Error(t, err)
 }
+
+// TestClaimAttemptsAnswerAsClaimAttempt: claims grouped by run (claims, up to
+// 32 a call, and a run's lone attempt through claim) answer every outcome
+// exactly as ClaimAttempt does one by one on the same records — claimed,
+// taken, ahead (missing record, earlier attempt), stale, finished, a fan-out
+// instance's — in the order asked, across runs whose attempts interleave,
+// and store the same claims.
+func TestClaimAttemptsAnswerAsClaimAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	one := statestore.Keys{Namespace: b.keys.Namespace + "one:"}
+	records := map[string]string{
+		"Q": `{"s":"queued","a":2}`, "R": `{"s":"running","a":2}`, "S": `{"s":"succeeded","a":2}`,
+		"L": `{"s":"queued","a":3}`, "E": `{"s":"queued","a":1}`, "F": `{"s":"running","fo":true}`,
+	}
+	var reqs []statestore.ClaimRequest
+	for _, ks := range []statestore.Keys{b.keys, one} {
+		for _, run := range []string{"r1", "r2"} {
+			for node, rec := range records {
+				require.NoError(t, b.rdb.HSet(b.ctx, ks.Nodes(run), node, rec).Err())
+			}
+			require.NoError(t, b.rdb.HSet(b.ctx, ks.Instances(run, "F"), statestore.InstanceField(0), `{"s":"queued","a":2}`).Err())
+			require.NoError(t, b.rdb.Set(b.ctx, ks.Claim(run, "R", 0, 2), "w2", time.Minute).Err())
+		}
+	}
+	// r1: 40 attempts (two calls of claims); r2: one (claim); interleaved.
+	for i := range 40 {
+		node := []string{"Q", "R", "S", "L", "E", "missing", "F"}[i%7]
+		reqs = append(reqs, statestore.ClaimRequest{Attempt: statestore.Attempt{Run: "r1", Node: node, Instance: i / 7 % 2, Attempt: 2 + i/14}, TTL: time.Minute})
+		if i == 20 {
+			reqs = append(reqs, statestore.ClaimRequest{Attempt: statestore.Attempt{Run: "r2", Node: "Q", Attempt: 2}, TTL: time.Minute})
+		}
+	}
+	got, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
+	require.NoError(t, err)
+	require.Len(t, got, len(reqs))
+	seen := map[statestore.ClaimResult]bool{}
+	for i, r := range reqs {
+		want, err := one.ClaimAttempt(b.ctx, b.rdb, r.Attempt, "w1", r.TTL)
+		require.NoError(t, err)
+		require.Equal(t, want, got[i].Result, "attempt %d: %s", i, r.Attempt)
+		seen[want] = true
+		a := r.Attempt
+		require.Equal(t, b.rdb.Get(b.ctx, one.Claim(a.Run, a.Node, a.Instance, a.Attempt)).Val(),
+			b.rdb.Get(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt)).Val(), "claim key of %s", a)
+	}
+	for _, r := range []statestore.ClaimResult{statestore.ClaimOK, statestore.ClaimTaken, statestore.ClaimAhead, statestore.ClaimStale, statestore.ClaimFinished} {
+		require.True(t, seen[r], "no attempt answered %s: the test lost a case", r)
+	}
+	// Asked again, every claim of w1 is its own.
+	again, err := b.keys.ClaimAttempts(b.ctx, b.rdb, reqs, "w1")
+	require.NoError(t, err)
+	require.Equal(t, results(got), results(again))
+}

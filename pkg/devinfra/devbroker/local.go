@@ -23,7 +23,8 @@ import (
 // writes a request and then reads its answer; its Conn (readers, group
 // coordinator) reads answers in whichever of its goroutines waits for one;
 // and kfake reads and writes each connection from goroutines of their own.
-// Deadlines work as on TCP (kafka-go relies on them).
+// Deadlines work as on TCP (kafka-go relies on them); the client's end keeps
+// them lazily (pipeConn), as kafka-go moves them for every record it reads.
 type Local struct {
 	tcp   net.Listener
 	addr  string
@@ -126,7 +127,7 @@ func (l *Local) Dial(ctx context.Context, network, address string) (net.Conn, er
 	client, server := net.Pipe()
 	select {
 	case l.conns <- server:
-		return client, nil
+		return newPipeConn(client), nil
 	case <-l.done:
 		return nil, fmt.Errorf("dial %s in process: %w", address, net.ErrClosed)
 	case <-ctx.Done():
