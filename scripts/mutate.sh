@@ -35,6 +35,7 @@ pkg/statestore/claim.go|out[call[j]] = Claimed|out[call[0]] = Claimed|pkg|./stat
 pkg/statestore/claim.go|len(calls[c]) == claimsPerCall|len(calls[c]) > claimsPerCall|pkg|./statestore|^TestClaimCallsGroupByRunAndBound$
 pkg/devinfra/devbroker/deadline.go|if t.IsZero() \|\| (d.armed && !t.Before(d.armedAt)) {|if t.IsZero() \|\| d.armed {|pkg|./devinfra/devbroker|^TestLazyDeadline
 pkg/devinfra/devbroker/deadline.go|d.passed = false|d.passed = true|pkg|./devinfra/devbroker|^TestLazyDeadline
+pkg/statestore/run.go|from = last + 1|from = last + 2|pkg|./statestore|^TestWriteManyInCalls$
 pkg/statestore/run.go|if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then return 0 end||pkg|./statestore|.
 pkg/statestore/run.go| or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then return 0 end| then return 0 end|pkg|./statestore|Conformance
 services/orchestrator/orchsvc/effects.go|Fence: g.o.fence, Lock: g.o.lock,|Fence: g.o.fence,|services/orchestrator|./orchsvc|Optimistic

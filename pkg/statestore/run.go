@@ -110,6 +110,19 @@ local function done(code) return code end
 const applyBody = `
 if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return done(2) end
 local pos = 10
+-- chunked calls cmd (after key, when there is one) with list[from..to], 500
+-- at a time: one call for many fields or keys instead of one each.
+local function chunked(cmd, key, list, from, to)
+  while from <= to do
+    local last = math.min(from + 499, to)
+    if key then
+      redis.call(cmd, key, unpack(list, from, last))
+    else
+      redis.call(cmd, unpack(list, from, last))
+    end
+    from = last + 1
+  end
+end
 local function hset(key, pairs)
   local i = 0
   while i < pairs do
@@ -127,13 +140,12 @@ end
 hset(KEYS[2], tonumber(ARGV[4]))
 hset(KEYS[3], tonumber(ARGV[5]))
 hset(KEYS[4], tonumber(ARGV[6]))
-for i = 1, tonumber(ARGV[7]) do
-  redis.call('HDEL', KEYS[4], ARGV[pos]); pos = pos + 1
-end
+local cleared = tonumber(ARGV[7])
+chunked('HDEL', KEYS[4], ARGV, pos, pos + cleared - 1)
+pos = pos + cleared
 local h = tonumber(ARGV[8])
-for i = 1, h do
-  redis.call('RPUSH', KEYS[5], ARGV[pos]); pos = pos + 1
-end
+chunked('RPUSH', KEYS[5], ARGV, pos, pos + h - 1)
+pos = pos + h
 if h > 0 then redis.call('LTRIM', KEYS[5], -tonumber(ARGV[3]), -1) end
 for k = 0, tonumber(ARGV[9]) - 1 do
   local ik, ok, lk = KEYS[6 + 3 * k], KEYS[7 + 3 * k], KEYS[8 + 3 * k]
@@ -142,17 +154,12 @@ for k = 0, tonumber(ARGV[9]) - 1 do
   if reset == '1' then redis.call('DEL', ik, ok, lk) end
   hset(ik, ni)
   hset(ok, no)
-  local i = 0
-  while i < nl do
-    local n = math.min(nl - i, 500)
-    redis.call('RPUSH', lk, unpack(ARGV, pos + i, pos + i + n - 1))
-    i = i + n
-  end
+  chunked('RPUSH', lk, ARGV, pos, pos + nl - 1)
   pos = pos + nl
 end
 local orphans = tonumber(ARGV[pos])
 local firstOrphan = lastKey - orphans + 1
-for i = 6 + 3 * tonumber(ARGV[9]), firstOrphan - 1 do redis.call('DEL', KEYS[i]) end
+chunked('DEL', nil, KEYS, 6 + 3 * tonumber(ARGV[9]), firstOrphan - 1)
 for j = 0, orphans - 1 do
   if redis.call('GET', KEYS[firstOrphan + j]) == ARGV[pos + 1 + j] then redis.call('DEL', KEYS[firstOrphan + j]) end
 end

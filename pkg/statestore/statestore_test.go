@@ -240,3 +240,44 @@ func TestClaimAttemptsAnswerAsClaimAttempt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, results(got), results(again))
 }
+
+// TestWriteManyInCalls: the apply script deletes ended claims, clears
+// outputs and appends history lines many to a call, 500 at a time; across
+// those bounds every claim goes, every output is cleared, and the history
+// keeps its order and its cap.
+func TestWriteManyInCalls(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fence, lock := lockRun(t, b.ctx, b.rdb, b.keys, "r1")
+	const n = 1201
+	var ended []statestore.Attempt
+	outputs := map[string][]byte{}
+	for i := range n {
+		a := statestore.Attempt{Run: "r1", Node: fmt.Sprintf("n%d", i), Attempt: 1}
+		ended = append(ended, a)
+		require.NoError(t, b.rdb.Set(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt), "w1", time.Minute).Err())
+		outputs[a.Node] = []byte(`1`)
+	}
+	first := statestore.RunWrite{Run: "r1", Fence: fence, Lock: lock, Create: true, Outputs: outputs}
+	for i := range n {
+		first.History = append(first.History, fmt.Sprintf("h%d", i))
+	}
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, first))
+	hist := b.rdb.LRange(b.ctx, b.keys.History("r1"), 0, -1).Val()
+	require.Len(t, hist, statestore.HistoryCap, "the history keeps its cap")
+	require.Equal(t, fmt.Sprintf("h%d", n-statestore.HistoryCap), hist[0])
+	require.Equal(t, fmt.Sprintf("h%d", n-1), hist[len(hist)-1])
+	for i := 1; i < len(hist); i++ {
+		require.Equal(t, fmt.Sprintf("h%d", n-statestore.HistoryCap+i), hist[i], "history line %d out of order", i)
+	}
+
+	second := statestore.RunWrite{Run: "r1", Fence: fence, Lock: lock, Ended: ended}
+	for node := range outputs {
+		second.ClearOutputs = append(second.ClearOutputs, node)
+	}
+	require.EqualValues(t, statestore.WriteApplied, write(t, b, second))
+	for _, a := range ended {
+		require.Zero(t, b.rdb.Exists(b.ctx, b.keys.Claim(a.Run, a.Node, a.Instance, a.Attempt)).Val(), a.String())
+	}
+	require.Zero(t, b.rdb.HLen(b.ctx, b.keys.Outputs("r1")).Val(), "every output cleared")
+}
