@@ -41,6 +41,23 @@ func awaitErr(t *testing.T, ch <-chan error, limit time.Duration) (error, bool) 
 	}
 }
 
+// requireWaiting fails unless the read res is still blocked after d.
+func requireWaiting(t *testing.T, res <-chan error, d time.Duration, msg string) {
+	t.Helper()
+	_, done := awaitErr(t, res, d)
+	require.False(t, done, msg)
+}
+
+// requireDelivered writes a byte at the server's end s and fails unless
+// the blocked read res gets it.
+func requireDelivered(t *testing.T, res <-chan error, s net.Conn, msg string) {
+	t.Helper()
+	go func() { _, _ = s.Write([]byte{1}) }()
+	err, done := awaitErr(t, res, 5*time.Second)
+	require.True(t, done, msg)
+	require.NoError(t, err, msg)
+}
+
 func TestLazyDeadlineFailsABlockedRead(t *testing.T) {
 	c, _ := pipePair(t)
 	start := time.Now()
@@ -63,15 +80,10 @@ func TestLazyDeadlineMovedLaterWaitsForTheLater(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(start.Add(60*time.Millisecond)))
 	require.NoError(t, c.SetReadDeadline(start.Add(2*time.Second)))
 	res := readResult(c)
-	_, done := awaitErr(t, res, 150*time.Millisecond)
-	require.False(t, done, "the read failed at an earlier deadline than its last")
-	// Data before the deadline is read.
-	go func() { _, _ = s.Write([]byte{1}) }()
-	err, done := awaitErr(t, res, 5*time.Second)
-	require.True(t, done)
-	require.NoError(t, err)
+	requireWaiting(t, res, 150*time.Millisecond, "the read failed at an earlier deadline than its last")
+	requireDelivered(t, res, s, "data before the deadline is read")
 	// The next read fails at the moved deadline, not later.
-	err, done = awaitErr(t, readResult(c), 5*time.Second)
+	err, done := awaitErr(t, readResult(c), 5*time.Second)
 	require.True(t, done, "the read outlived its deadline")
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	require.GreaterOrEqual(t, time.Since(start), 2*time.Second)
@@ -99,31 +111,20 @@ func TestLazyDeadlineClearedAndPast(t *testing.T) {
 	// Cleared, reads wait for data again.
 	require.NoError(t, c.SetReadDeadline(time.Time{}))
 	res := readResult(c)
-	_, done := awaitErr(t, res, 100*time.Millisecond)
-	require.False(t, done, "a cleared deadline still failed the read")
-	go func() { _, _ = s.Write([]byte{1}) }()
-	err, done := awaitErr(t, res, 5*time.Second)
-	require.True(t, done)
-	require.NoError(t, err)
+	requireWaiting(t, res, 100*time.Millisecond, "a cleared deadline still failed the read")
+	requireDelivered(t, res, s, "a read after the deadline was cleared")
 	// A deadline that passed while armed is cleared by a later one.
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Millisecond)))
-	err, _ = awaitErr(t, readResult(c), 5*time.Second)
+	err, _ := awaitErr(t, readResult(c), 5*time.Second)
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Hour)))
-	res = readResult(c)
-	go func() { _, _ = s.Write([]byte{1}) }()
-	err, done = awaitErr(t, res, 5*time.Second)
-	require.True(t, done)
-	require.NoError(t, err, "a new deadline did not clear the one that had passed")
+	requireDelivered(t, readResult(c), s, "a new deadline did not clear the one that had passed")
 	// Cleared while armed: the firing finds nothing to do.
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(20*time.Millisecond)))
 	require.NoError(t, c.SetReadDeadline(time.Time{}))
 	res = readResult(c)
-	_, done = awaitErr(t, res, 150*time.Millisecond)
-	require.False(t, done, "a cleared deadline fired")
-	go func() { _, _ = s.Write([]byte{1}) }()
-	err, _ = awaitErr(t, res, 5*time.Second)
-	require.NoError(t, err)
+	requireWaiting(t, res, 150*time.Millisecond, "a cleared deadline fired")
+	requireDelivered(t, res, s, "a read after the cleared deadline")
 }
 
 func TestLazyDeadlineOnWrites(t *testing.T) {
