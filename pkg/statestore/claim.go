@@ -199,9 +199,8 @@ type Claimed struct {
 // ClaimAttempts claims every attempt of reqs for worker in one pipelined
 // round trip: the claim script's steps once per attempt, so each claim
 // stays atomic on its own and the batch costs one round trip instead of one
-// per attempt. Attempts of one run go in calls of claimsScript of up to
-// claimsPerCall; an attempt alone in its run goes in a call of claimScript.
-// The i-th answer is reqs[i]'s. An attempt whose records make the script
+// per attempt. Attempts of one run go in one call of claimsScript (up to
+// claimsPerCall a call). The i-th answer is reqs[i]'s. An attempt whose records make the script
 // fail answers ClaimCorrupt, and the others are still claimed (a call of
 // several that fails is repeated one attempt a call, in a second round
 // trip): one bad record must not hold up a batch for ever. On error no
@@ -268,12 +267,6 @@ func (k Keys) claimPipeline(ctx context.Context, rdb redis.Cmdable, reqs []Claim
 	pipe := rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(calls))
 	for i, call := range calls {
-		if len(call) == 1 {
-			r := reqs[call[0]]
-			keys, args := k.claimArgs(r.Attempt, worker, r.TTL)
-			cmds[i] = claimScript.EvalSha(ctx, pipe, keys, args...)
-			continue
-		}
 		keys, args := k.claimsArgs(reqs, call, worker)
 		cmds[i] = claimsScript.EvalSha(ctx, pipe, keys, args...)
 	}
@@ -300,17 +293,9 @@ func (k Keys) claimPipeline(ctx context.Context, rdb redis.Cmdable, reqs []Claim
 	return retry, nil
 }
 
-// storeClaimed stores a call's reply (an integer for one attempt, a list
-// of them for several) as the answers of its attempts.
+// storeClaimed stores a call's reply, one answer per attempt, as the
+// answers of its attempts.
 func storeClaimed(out []Claimed, call []int, reply any) error {
-	if len(call) == 1 {
-		n, ok := reply.(int64)
-		if !ok {
-			return fmt.Errorf("unexpected reply %T", reply)
-		}
-		out[call[0]] = Claimed{Result: ClaimResult(n)}
-		return nil
-	}
 	list, ok := reply.([]any)
 	if !ok || len(list) != len(call) {
 		return fmt.Errorf("unexpected reply %T of %d answers for %d attempts", reply, len(list), len(call))
