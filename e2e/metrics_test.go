@@ -139,7 +139,7 @@ func TestMetricsOnEveryService(t *testing.T) {
 			{catalog.NodeAttempts, map[string]string{"outcome": "succeeded"}, true},
 			{catalog.TaskQueueWait, nil, true}, {catalog.TaskDuration, nil, true},
 			{catalog.ConsumerLag, map[string]string{"topic": eventsv1.TopicTaskDispatch}, false},
-			{catalog.RedisCommandDuration, nil, true}, {catalog.RedisScriptDuration, map[string]string{"script": "claim"}, true},
+			{catalog.RedisCommandDuration, nil, true}, {catalog.RedisScriptDuration, map[string]string{"script": "claims"}, true},
 		},
 	}
 	after := map[string]map[string]*dto.MetricFamily{}
