@@ -440,6 +440,9 @@ func TestUIFanOutInstanceDetail(t *testing.T) {
 	b.WaitText(t, "#instance-logs", "hello oslo", uiWait)
 	waitCount(t, b, "#node-instances tr.selected", 1)
 
+	// The failed node's label counts its failed instances, not only the ended ones.
+	b.WaitText(t, `g.node[data-node="check"] text.sub`, "2/2 · 1 failed", uiWait)
+	b.WaitText(t, `g.node[data-node="greet"] text.sub`, "2/2 · succeeded", uiWait)
 	b.Run(t, chromedp.Click(`g.node[data-node="check"]`, chromedp.ByQuery))
 	b.WaitText(t, "#node-instances", "2 instances: 1 succeeded, 0 running, 0 pending, 1 failed", uiWait)
 	require.Zero(t, count(t, b, "#instance-detail *"), "a new node's panel has no instance picked")

@@ -127,7 +127,12 @@ function paint(it) {
   if (n.instances) {
     const c = n.instances;
     const done = c.succeeded + c.failed + c.cancelled;
-    sub = `${done}/${c.total} · ${c.running ? c.running + " running" : n.state}`;
+    // How many ended, then what needs the eye most: the failed ones (a
+    // failed node's "2/2" alone would read as all done), else the running
+    // ones. One of them: the line has room for about 24 characters, and the
+    // panel lists every count.
+    const note = c.failed ? `${c.failed} failed` : c.running ? `${c.running} running` : n.state;
+    sub = `${done}/${c.total} · ${note}`;
     if (it.ring) it.ring.setAttribute("stroke-dasharray", `${c.total ? (RING * done) / c.total : 0} ${RING}`);
   } else if (n.handler === "approval" && n.state === "queued") {
     sub = "awaiting approval";
