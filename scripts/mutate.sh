@@ -8,8 +8,8 @@
 # changes included), never to the tree itself: MUTATE_JOBS copies ("lanes",
 # 2 by default) each take the next entry of the list, apply it, run its tests
 # and put the file back. Many of the tests wait on timers and
-# processes more than they compute, so two lanes on two cores take about
-# half the time of one. The lanes live in .braid/mutate (MUTATE_DIR), the
+# processes more than they compute, so two lanes on two cores took about
+# two-thirds of the time of one (534 s against 789 s for 81 entries). The lanes live in .braid/mutate (MUTATE_DIR), the
 # same paths every time, so a second run finds its builds in Go's cache.
 #
 # Each entry: file | text to find (every occurrence is replaced) | replacement | module | package | -run regex
@@ -154,7 +154,8 @@ lane() {
 
 pids=()
 for ((l = 0; l < jobs; l++)); do lane "$l" & pids+=($!); done
-for p in "${pids[@]}"; do wait "$p"; done
+# A lane that died leaves its entries "NOT RUN" below, which fails the check.
+for p in "${pids[@]}"; do wait "$p" || true; done
 
 killed=0; survived=0; missing=0
 for ((i = 0; i < ${#entries[@]}; i++)); do
