@@ -10,7 +10,7 @@ var scripts = map[string]*redis.Script{
 	"register": registerScript, "page": pageScript, "create_pending": createPendingScript,
 	"delete_pending": deletePendingScript, "put_schedule": putScheduleScript,
 	"delete_schedule": deleteScheduleScript, "advance_schedule": advanceScheduleScript,
-	"ended": endedScript,
+	"ended": endedScript, "prune_mark": pruneMarkScript,
 }
 
 // ScriptNames maps the SHA1 (hex) of every Lua script of the store to a

@@ -101,6 +101,23 @@ func exerciseScripts(t *testing.T, rdb redis.UniversalClient, k statestore.Keys)
 	exerciseClaimScripts(t, ctx, rdb, k)
 	exerciseWorkflowScripts(t, ctx, rdb, k)
 	exerciseScheduleScripts(t, ctx, rdb, k)
+	exercisePruneScript(t, ctx, rdb, k)
+}
+
+// exercisePruneScript prunes an ended run (prune_mark) with a log list, a
+// fan-out node's instances and its index entries.
+func exercisePruneScript(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k statestore.Keys) {
+	t.Helper()
+	fan := records.NodeRecord{State: records.NodeSucceeded, FanOutCounts: records.FanOutCounts{FanOut: true, Count: 2, Next: 2, InstanceHigh: 1}}
+	require.NoError(t, rdb.HSet(ctx, k.Run("rp"), records.FieldWorkflow, "wf", records.FieldStatus, "succeeded", records.FieldFinished, 10).Err())
+	require.NoError(t, rdb.HSet(ctx, k.Nodes("rp"), "a", records.NodeRecord{State: records.NodeSucceeded, Attempt: 1}.Encode(), "f", fan.Encode()).Err())
+	require.NoError(t, rdb.RPush(ctx, k.Logs("rp", "f", 1, 1), "line").Err())
+	require.NoError(t, rdb.ZAdd(ctx, k.AllRunsOf("rp"), redis.Z{Score: 1, Member: "rp"}).Err())
+	require.NoError(t, rdb.ZAdd(ctx, k.WorkflowRunsOf("wf", "rp"), redis.Z{Score: 1, Member: "rp"}).Err())
+	out, err := k.PruneRun(ctx, rdb, "rp", 10)
+	require.NoError(t, err)
+	require.Equal(t, statestore.Pruned, out)
+	require.Zero(t, rdb.Exists(ctx, k.Logs("rp", "f", 1, 1), k.Nodes("rp"), k.Gone("rp")).Val())
 }
 
 // fullWrite is a first write of run that fills every KEYS position of the

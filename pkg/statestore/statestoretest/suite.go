@@ -57,6 +57,7 @@ var rules = []rule{
 	{"LockAcquireFencesAndReads", testLockAcquire},
 	{"LockRefreshAndReleaseTouchOnlyTheirValue", testLockRefreshRelease},
 	{"AdmissionCountsSlots", testAdmission},
+	{"PruneDeletesEveryKeyOfAnEndedRun", testPrune},
 }
 
 // RunConformance runs every rule of the contract as a parallel subtest,

@@ -29,6 +29,10 @@ const GroupID = "braid-orchestrator"
 // at most the default ReconcileEvery.
 const DefaultReconcileRate = 1000
 
+// DefaultRunRetention is Config.RunRetention's default: ended runs are
+// kept a week.
+const DefaultRunRetention = 7 * 24 * time.Hour
+
 // Config configures an orchestrator.
 type Config struct {
 	// ID names this orchestrator in logs and lock metadata; default hostname-pid.
@@ -78,6 +82,11 @@ type Config struct {
 	// over more than ReconcileEvery × ReconcileRate runs takes longer than
 	// ReconcileEvery, and the next begins when it ends.
 	ReconcileRate int
+	// RunRetention is how long an ended run is kept after it ended: the
+	// maintenance leader then deletes it with every key of its own and its
+	// index entries (prune.go). Zero is DefaultRunRetention; negative keeps
+	// every run for ever.
+	RunRetention time.Duration
 	// LivenessCheck is how often the maintenance leader looks for
 	// registered workers whose liveness key lapsed (they died without
 	// stopping); finding one triggers a reconcile pass. Default 1s.
@@ -121,6 +130,7 @@ func (c Config) withDefaults() Config {
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)
 	c.ReconcileRate = cmp.Or(c.ReconcileRate, DefaultReconcileRate)
+	c.RunRetention = cmp.Or(c.RunRetention, DefaultRunRetention)
 	c.LivenessCheck = cmp.Or(c.LivenessCheck, time.Second)
 	c.MaxLost = cmp.Or(c.MaxLost, core.DefaultMaxLost)
 	c.LeaderTTL = cmp.Or(c.LeaderTTL, 3*time.Second)

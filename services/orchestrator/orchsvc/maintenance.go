@@ -14,10 +14,11 @@ import (
 const reconcileBatch = 500
 
 // maintain runs the duties one orchestrator performs for all: firing due
-// timers and asking the owners of active runs to reconcile them (at
+// timers, asking the owners of active runs to reconcile them (at
 // start-up, then every ReconcileEvery, and as soon as possible when a
 // worker starts or is found dead, so that attempts lost with a worker run
-// again within a pass instead of a heartbeat timeout). The holder of the
+// again within a pass instead of a heartbeat timeout), and deleting the
+// runs past their retention (prune.go). The holder of the
 // maintenance lease (dutylease.go) does them; the others stand by.
 func (s *Service) maintain(ctx context.Context) {
 	timers := time.NewTicker(s.cfg.TimerPoll)
@@ -25,6 +26,7 @@ func (s *Service) maintain(ctx context.Context) {
 	started := s.rdb.Subscribe(ctx, s.keys.WorkerChannel())
 	defer started.Close()
 	sw := newSweep(s.keys.ActiveRunShards(), s.cfg.ReconcileRate, s.cfg.TimerPoll)
+	pr := newPruner(s.keys.AllRunShards())
 	var lastLiveness time.Time
 	for {
 		select {
@@ -38,6 +40,7 @@ func (s *Service) maintain(ctx context.Context) {
 		}
 		if !s.metrics.leading(dutyMaintenance, s.maintLease.hold(ctx)) {
 			sw.reset() // a new leader starts a pass at once
+			pr.reset()
 			continue
 		}
 		if err := s.fireAllDue(ctx); err != nil && ctx.Err() == nil {
@@ -51,6 +54,9 @@ func (s *Service) maintain(ctx context.Context) {
 		}
 		if err := s.sweepStep(ctx, sw, time.Now()); err != nil && ctx.Err() == nil {
 			s.log.Warn("reconcile active runs", logkey.Err, err)
+		}
+		if err := s.pruneStep(ctx, pr, time.Now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("delete runs past their retention", logkey.Err, err)
 		}
 	}
 }

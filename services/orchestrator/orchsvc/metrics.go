@@ -61,6 +61,7 @@ func newOrchMetrics(r prometheus.Registerer) (*orchMetrics, error) {
 		&catalog.StaleWrites:  func(s *Service) int64 { return s.StaleWrites.Load() },
 		&catalog.WorkersLost:  func(s *Service) int64 { return s.WorkersLost.Load() },
 		&catalog.AttemptsLost: func(s *Service) int64 { return s.LostAttempts.Load() },
+		&catalog.RunsPruned:   func(s *Service) int64 { return s.RunsPruned.Load() },
 	} {
 		_, err = metrics.NewCounterFunc(r, *f, func() float64 {
 			if s := m.svc.Load(); s != nil {

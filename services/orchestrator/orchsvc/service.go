@@ -49,6 +49,8 @@ type Service struct {
 	WorkersLost atomic.Int64
 	// LostAttempts counts attempts declared lost with their worker.
 	LostAttempts atomic.Int64
+	// RunsPruned counts ended runs deleted past the retention (prune.go).
+	RunsPruned atomic.Int64
 }
 
 // New validates cfg and connects to Kafka. Call Run to start.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/braidhq/braid/cmd/braid/internal/autoprocs"
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
+	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/tracing"
@@ -42,7 +43,10 @@ once and kept in <data-dir>/api-key.
 Egress: unlike braid-worker, http and llm nodes may call loopback (services on
 this machine), but never the stack's own api, broker and Redis ports;
 --allow-loopback=false refuses loopback too. BRAID_HTTP_ALLOW opens private
-names and ranges as for braid-worker.`,
+names and ranges as for braid-worker.
+
+Retention: ended runs are deleted a week after they ended (BRAID_RUN_RETENTION,
+e.g. 30d or 36h; 0 keeps every run).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDev(cmd, a, f)
@@ -84,6 +88,11 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	f.cfg.DataDir = a.dataDirectory()
 	f.cfg.APIKeys = a.getenv("BRAID_API_KEYS")
 	f.cfg.TaskEnv = taskEnv(a)
+	env := envconf.FromMap(map[string]string{"BRAID_RUN_RETENTION": a.getenv("BRAID_RUN_RETENTION")})
+	f.cfg.RunRetention = env.Retention("BRAID_RUN_RETENTION", 0)
+	if err := env.Err(); err != nil {
+		return usageErrorf("%w", err)
+	}
 	allow, err := handler.ParseAllowList(a.getenv("BRAID_HTTP_ALLOW"))
 	if err != nil {
 		return usageErrorf("BRAID_HTTP_ALLOW: %w", err)

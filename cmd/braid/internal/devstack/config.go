@@ -67,6 +67,9 @@ type Config struct {
 	// (BRAID_WORKER_HANDLERS) and secrets (BRAID_SECRET_<NAME>,
 	// BRAID_WORKER_SECRETS_DIR), as for the worker service.
 	TaskEnv TaskEnv
+	// RunRetention is BRAID_RUN_RETENTION: how long the orchestrator keeps
+	// ended runs; zero is its default (a week), negative keeps them for ever.
+	RunRetention time.Duration
 	// ShutdownTimeout bounds each shutdown step; default 30s.
 	ShutdownTimeout time.Duration
 	// ReadyTimeout bounds the wait for the api's /readyz; default 60s.

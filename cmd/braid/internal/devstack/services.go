@@ -59,7 +59,7 @@ func startServices(ctx context.Context, cfg Config, inf *infra, keySpec string) 
 		// dir takes its predecessor's run locks and group memberships over at
 		// once (one `braid dev` per data dir, so no live process shares them).
 		return orchsvc.Run(ctx, orchsvc.Config{ID: "dev-orchestrator", StableID: true, Bus: withClient(bus, "braid-orchestrator"),
-			Redis: orchRedis, Logger: log.With(logkey.Service, "orchestrator"), Metrics: metrics.Shared(reg, "orchestrator")})
+			Redis: orchRedis, RunRetention: cfg.RunRetention, Logger: log.With(logkey.Service, "orchestrator"), Metrics: metrics.Shared(reg, "orchestrator")})
 	})
 	for i := range cfg.Workers {
 		id, wc := fmt.Sprintf("dev-worker-%d", i+1), r.clients[2+i]

@@ -22,6 +22,7 @@ type Config struct {
 	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where /metrics, /healthz and /readyz listen; default "" (off)
 	DrainTimeout   time.Duration // BRAID_ORCHESTRATOR_DRAIN_TIMEOUT, how long SIGTERM lets the batch in hand publish; default 5s
 	MaxLost        int           // BRAID_ORCHESTRATOR_MAX_LOST, losses of one attempt before its node fails; default 3
+	RunRetention   time.Duration // BRAID_RUN_RETENTION, how long ended runs are kept; default 7d, negative (0 or off) for ever
 }
 
 // Load reads the environment, reporting every malformed variable at once.
@@ -36,6 +37,7 @@ func Load() (Config, error) {
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 		DrainTimeout:   r.Duration("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", 5*time.Second),
 		MaxLost:        r.PositiveInt("BRAID_ORCHESTRATOR_MAX_LOST", 3),
+		RunRetention:   r.Retention("BRAID_RUN_RETENTION", orchsvc.DefaultRunRetention),
 	}
 	return c, r.Err()
 }
@@ -60,6 +62,7 @@ func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) orchsvc.
 		MetricsAddr:    c.MetricsAddr,
 		DrainTimeout:   c.DrainTimeout,
 		MaxLost:        c.MaxLost,
+		RunRetention:   c.RunRetention,
 		Logger:         logger,
 	}
 }

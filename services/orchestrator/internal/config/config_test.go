@@ -22,6 +22,20 @@ func TestLoad(t *testing.T) {
 	require.Equal(t, 1000, s.ReconcileRate)
 	require.Equal(t, "ns:", s.Keys.Namespace)
 	require.Equal(t, 7*time.Second, s.DrainTimeout)
+	require.Equal(t, 7*24*time.Hour, s.RunRetention)
+
+	for v, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "36h": 36 * time.Hour, "0": -1, "off": -1, "1s": time.Second} {
+		t.Setenv("BRAID_RUN_RETENTION", v)
+		c, err := Load()
+		require.NoError(t, err, v)
+		require.Equal(t, want, c.Service(nil, nil).RunRetention, v)
+	}
+	for _, v := range []string{"500ms", "-1h", "2d3h", "0d", "week"} {
+		t.Setenv("BRAID_RUN_RETENTION", v)
+		_, err := Load()
+		require.ErrorContains(t, err, "BRAID_RUN_RETENTION", v)
+	}
+	t.Setenv("BRAID_RUN_RETENTION", "")
 
 	t.Setenv("BRAID_LOCK_TTL", "forever")
 	t.Setenv("BRAID_KAFKA_PARTITIONS", "0")
