@@ -100,6 +100,10 @@ services/api/apisvc/tasks.go|rows[j].Output = records.OutputOf(rec.State, outs[j
 services/orchestrator/orchsvc/fanout.go|		if records.StoresOutput(o) {|		if true {|services/api|./apisvc|^TestNullOutputsReadAsNull$
 services/api/apisvc/runload.go|return s.readRun(ctx, id, s.keys.LoadRunView)|return s.readRun(ctx, id, s.keys.LoadRun)|services/api|./apisvc|^TestRunViewsReadNoOutputs$
 services/api/apisvc/tasks.go|s.tasksFor(c, id, err)|s.runFor(c, id, err)|services/api|./apisvc|^TestFanOutViews$
+pkg/statestore/prune.go|if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end||pkg|./statestore|^TestConformance$/^PruneDeletesEveryKeyOfAnEndedRun$
+pkg/statestore/prune.go|if not fin or fin <= 0 or fin > tonumber(ARGV[1]) then return 0 end|if not fin then return 0 end|pkg|./statestore|^TestConformance$/^PruneDeletesEveryKeyOfAnEndedRun$
+pkg/statestore/prune.go|k.Items(run, node))|k.Items(run, node)+"x")|pkg|./statestore|^TestConformance$/^PruneDeletesEveryKeyOfAnEndedRun$
+services/orchestrator/orchsvc/prune.go|				p.skip++|				_ = 0|services/orchestrator|./orchsvc|^TestPruneStepDeletesRunsPastTheRetention$
 LIST
 )
 

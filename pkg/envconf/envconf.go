@@ -123,36 +123,6 @@ func (r *Reader) Duration(name string, def time.Duration) time.Duration {
 	return d
 }
 
-// Retention returns name's value as a retention period: a Go duration of
-// at least a second ("36h", "90m") or whole days ("7d"), or -1 for "0" or
-// "off" (keep for ever); def when unset.
-func (r *Reader) Retention(name string, def time.Duration) time.Duration {
-	v := strings.TrimSpace(r.get(name))
-	switch strings.ToLower(v) {
-	case "":
-		return def
-	case "0", "off":
-		return -1
-	}
-	var d time.Duration
-	var err error
-	if days, ok := strings.CutSuffix(v, "d"); ok {
-		var n int
-		n, err = strconv.Atoi(days)
-		if err == nil && (n < 1 || n > 36500) {
-			err = strconv.ErrRange
-		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		d, err = time.ParseDuration(v)
-	}
-	if err != nil || d < time.Second {
-		r.bad(name, v, `a duration of at least 1s like "36h", whole days like "7d", or "0" to keep for ever`)
-		return def
-	}
-	return d
-}
-
 // Bool returns name's value as a boolean (true/false/1/0/on/off), or def.
 func (r *Reader) Bool(name string, def bool) bool {
 	switch v := strings.ToLower(r.get(name)); v {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/braidhq/braid/pkg/confcheck"
@@ -32,6 +34,32 @@ const DefaultReconcileRate = 1000
 // DefaultRunRetention is Config.RunRetention's default: ended runs are
 // kept a week.
 const DefaultRunRetention = 7 * 24 * time.Hour
+
+// ParseRunRetention reads a retention setting (BRAID_RUN_RETENTION): a Go
+// duration of at least a second ("36h", "90m"), whole days ("7d"), or "0"
+// or "off" to keep every run (-1). Empty is DefaultRunRetention.
+func ParseRunRetention(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	switch strings.ToLower(v) {
+	case "":
+		return DefaultRunRetention, nil
+	case "0", "off":
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		var n int
+		n, err = strconv.Atoi(days)
+		if err == nil && (n < 1 || n > 36500) {
+			err = strconv.ErrRange
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	}
+	if err != nil || d < time.Second {
+		return 0, fmt.Errorf("%q: want a duration of at least 1s like \"36h\", whole days like \"7d\", or \"0\" to keep every run", v)
+	}
+	return d, nil
+}
 
 // Config configures an orchestrator.
 type Config struct {

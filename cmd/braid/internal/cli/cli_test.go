@@ -199,6 +199,13 @@ func TestDevBadHTTPAllow(t *testing.T) {
 	require.NotContains(t, res.stderr, "ok.lan")
 }
 
+func TestDevBadRunRetention(t *testing.T) {
+	t.Parallel()
+	res := braid(t, map[string]string{"BRAID_RUN_RETENTION": "1w"}, "", "dev", "--data-dir", t.TempDir())
+	require.Equal(t, 2, res.code, res.stderr)
+	require.Contains(t, res.stderr, `BRAID_RUN_RETENTION="1w": want a duration of at least 1s like "36h", whole days like "7d", or "0" to keep every run`)
+}
+
 func TestConnectionErrorExitsOne(t *testing.T) {
 	t.Parallel()
 	res := braid(t, map[string]string{"BRAID_URL": "http://127.0.0.1:1", "BRAID_API_KEY": "k"}, "", "runs")

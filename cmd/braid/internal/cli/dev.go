@@ -9,11 +9,11 @@ import (
 
 	"github.com/braidhq/braid/cmd/braid/internal/autoprocs"
 	"github.com/braidhq/braid/cmd/braid/internal/devstack"
-	"github.com/braidhq/braid/pkg/envconf"
 	"github.com/braidhq/braid/pkg/handler"
 	"github.com/braidhq/braid/pkg/pprofserve"
 	"github.com/braidhq/braid/pkg/tracing"
 	"github.com/braidhq/braid/pkg/worker"
+	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 	"github.com/spf13/cobra"
 )
 
@@ -88,11 +88,11 @@ func runDev(cmd *cobra.Command, a *app, f devFlags) error {
 	f.cfg.DataDir = a.dataDirectory()
 	f.cfg.APIKeys = a.getenv("BRAID_API_KEYS")
 	f.cfg.TaskEnv = taskEnv(a)
-	env := envconf.FromMap(map[string]string{"BRAID_RUN_RETENTION": a.getenv("BRAID_RUN_RETENTION")})
-	f.cfg.RunRetention = env.Retention("BRAID_RUN_RETENTION", 0)
-	if err := env.Err(); err != nil {
-		return usageErrorf("%w", err)
+	retention, err := orchsvc.ParseRunRetention(a.getenv("BRAID_RUN_RETENTION"))
+	if err != nil {
+		return usageErrorf("BRAID_RUN_RETENTION=%w", err)
 	}
+	f.cfg.RunRetention = retention
 	allow, err := handler.ParseAllowList(a.getenv("BRAID_HTTP_ALLOW"))
 	if err != nil {
 		return usageErrorf("BRAID_HTTP_ALLOW: %w", err)

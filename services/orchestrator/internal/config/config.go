@@ -3,6 +3,8 @@
 package config
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -37,9 +39,12 @@ func Load() (Config, error) {
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 		DrainTimeout:   r.Duration("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", 5*time.Second),
 		MaxLost:        r.PositiveInt("BRAID_ORCHESTRATOR_MAX_LOST", 3),
-		RunRetention:   r.Retention("BRAID_RUN_RETENTION", orchsvc.DefaultRunRetention),
 	}
-	return c, r.Err()
+	var err error
+	if c.RunRetention, err = orchsvc.ParseRunRetention(r.String("BRAID_RUN_RETENTION", "")); err != nil {
+		err = fmt.Errorf("BRAID_RUN_RETENTION=%w", err)
+	}
+	return c, errors.Join(r.Err(), err)
 }
 
 // MainSettings is what svcmain.Main needs before running the orchestrator.
