@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"text/template"
+	"time"
+
+	"github.com/braidhq/braid/services/orchestrator/orchsvc"
 )
 
 // exampleFile is the workflow the banner's examples register.
@@ -22,6 +25,7 @@ Braid dev stack is up.
   Redis    {{.Redis}}
   API key  {{.KeyLine}}
   Egress   {{.Egress}}
+  Runs     {{.Retention}}
 
 Try it with curl (from the repository root):
   export BRAID_URL={{.URL}} BRAID_API_KEY={{.KeyValue}}
@@ -40,29 +44,46 @@ Ctrl-C stops the stack; state stays in {{.DataDir}}, so the next start resumes u
 
 // bannerData fills bannerTmpl.
 type bannerData struct {
-	URL, Kafka, KafkaDir, Redis, KeyLine, KeyValue, Example, Workflow, DataDir, Egress string
+	URL, Kafka, KafkaDir, Redis, KeyLine, KeyValue, Example, Workflow, DataDir, Egress, Retention string
 }
 
 // printBanner tells the user where everything is and how to start a run.
 // A key from BRAID_API_KEYS is never printed.
 func printBanner(w io.Writer, cfg Config, inf *infra, keys apiKeys) {
 	d := bannerData{
-		URL:      "http://" + cfg.APIAddr,
-		Kafka:    inf.kafkaAddr,
-		KafkaDir: filepath.Join(cfg.DataDir, "kafka"),
-		Redis:    redisLine(cfg, inf),
-		KeyLine:  keys.key + "  (kept in " + KeyPath(cfg.DataDir) + "; the braid CLI reads it from there)",
-		KeyValue: keys.key,
-		Example:  exampleFile,
-		Workflow: exampleWorkflow,
-		DataDir:  cfg.DataDir,
-		Egress:   egressLine(cfg),
+		URL:       "http://" + cfg.APIAddr,
+		Kafka:     inf.kafkaAddr,
+		KafkaDir:  filepath.Join(cfg.DataDir, "kafka"),
+		Redis:     redisLine(cfg, inf),
+		KeyLine:   keys.key + "  (kept in " + KeyPath(cfg.DataDir) + "; the braid CLI reads it from there)",
+		KeyValue:  keys.key,
+		Example:   exampleFile,
+		Workflow:  exampleWorkflow,
+		DataDir:   cfg.DataDir,
+		Egress:    egressLine(cfg),
+		Retention: retentionLine(cfg.RunRetention),
 	}
 	if keys.key == "" {
 		d.KeyLine = "from BRAID_API_KEYS (not shown)"
 		d.KeyValue = "<one of your BRAID_API_KEYS keys>"
 	}
 	_ = bannerTmpl.Execute(w, d)
+}
+
+// retentionLine says how long ended runs are kept (d as Config.RunRetention).
+func retentionLine(d time.Duration) string {
+	const how = " (BRAID_RUN_RETENTION; 0 keeps them)"
+	switch {
+	case d < 0:
+		return "ended runs are kept for ever (BRAID_RUN_RETENTION=0)"
+	case d == 0:
+		d = orchsvc.DefaultRunRetention
+	}
+	s := d.String()
+	if d%(24*time.Hour) == 0 {
+		s = fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return "ended runs are deleted " + s + " after they end" + how
 }
 
 // redisLine describes the Redis in use, loudly when it is not durable.
