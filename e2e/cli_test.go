@@ -273,6 +273,12 @@ func TestCLICancelAndRetry(t *testing.T) {
 	res = braid(t, s.cliEnv(), "cancel", id)
 	require.Equal(t, 0, res.code, res.stderr)
 	require.Equal(t, "cancelled", c.waitDone(id, 20*time.Second).Status)
+	res = braid(t, s.cliEnv(), "delete", id)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "run "+id+" deleted\n", res.stdout)
+	res = braid(t, s.cliEnv(), "get", id)
+	require.Equal(t, 1, res.code, "a deleted run is not found: %s", res.stdout)
+	require.Contains(t, res.stderr, "not found")
 }
 
 func TestCLIErrors(t *testing.T) {
@@ -297,6 +303,16 @@ func TestCLIErrors(t *testing.T) {
 
 	res = braid(t, s.cliEnv(), "run")
 	require.Equal(t, 2, res.code, "a usage error exits 2")
+
+	// Deleting a run that has not ended is refused, saying why.
+	c := s.client(t)
+	name, _ := c.register(shellWorkflow(wfName(t, "cli-nodelete"), map[string]string{"nap": "sleep 30"}, nil))
+	id := c.start(name, `{}`)
+	res = braid(t, s.cliEnv(), "delete", id)
+	require.Equal(t, 1, res.code, res.stdout)
+	require.Contains(t, res.stderr, "only an ended run")
+	res = braid(t, s.cliEnv(), "cancel", id)
+	require.Equal(t, 0, res.code, res.stderr)
 }
 
 func TestCLIValidateOffline(t *testing.T) {

@@ -127,6 +127,19 @@ func TestUICancelLongRun(t *testing.T) {
 	waitCount(t, b, "g.node.s-cancelled", 1)
 	b.Screenshot(t, "cancelled")
 	require.Equal(t, "cancelled", c.run(id).Status)
+
+	// An ended run can be deleted: Delete… asks first, Keep keeps it.
+	b.Run(t, chromedp.Click(".act-delete", chromedp.ByQuery))
+	b.WaitText(t, "#run-delete", "Delete this run with its outputs and logs?", uiWait)
+	b.Screenshot(t, "delete-asked")
+	b.Run(t, chromedp.Click("#run-delete button:not(.run-delete-confirm)", chromedp.ByQuery))
+	waitCount(t, b, "#run-delete *", 0)
+	b.Run(t, chromedp.Click(".act-delete", chromedp.ByQuery), chromedp.WaitVisible(".run-delete-confirm", chromedp.ByQuery),
+		chromedp.Click(".run-delete-confirm", chromedp.ByQuery))
+	b.Run(t, chromedp.Poll(`location.hash === "#/"`, nil, chromedp.WithPollingTimeout(uiWait), chromedp.WithPollingInterval(50*time.Millisecond)))
+	status, _, err := c.raw(http.MethodGet, "/runs/"+id, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNotFound, status, "the run was deleted")
 }
 
 // TestUIApproveApprovalNode: an approval node waits; Approve in its panel

@@ -230,7 +230,10 @@ func controlCases(run string) []badCase {
 		{"unknown route", req{method: "GET", path: "/nope", malformed: true}, 404, "no endpoint"},
 		{"unknown nested route", req{method: "GET", path: r + "/tasks/a/logs/more", malformed: true}, 404, "no endpoint"},
 		{"wrong method on workflows", req{method: "PUT", path: "/workflows", malformed: true}, 405, "PUT is not allowed"},
-		{"wrong method on a run", req{method: "DELETE", path: r, malformed: true}, 405, "not allowed"},
+		{"wrong method on a run", req{method: "PUT", path: r, malformed: true}, 405, "not allowed"},
+		{"delete a run that has not ended", req{method: "DELETE", path: r}, 409, "only an ended run"},
+		{"delete an unknown run", req{method: "DELETE", path: "/runs/no-such-run"}, 404, "not found"},
+		{"delete a malformed run id", req{method: "DELETE", path: "/runs/a%20b", malformed: true}, 400, "run id"},
 		{"wrong method on cancel", req{method: "GET", path: r + "/cancel", malformed: true}, 405, "not allowed"},
 	}
 }

@@ -46,6 +46,7 @@ func (s *Server) routes() *gin.Engine {
 
 	a.GET("/runs", s.listRuns)
 	a.GET("/runs/:id", s.getRun)
+	a.DELETE("/runs/:id", s.deleteRun)
 	a.GET("/runs/:id/events", s.runEvents)
 	a.GET("/runs/:id/tasks", s.listTasks)
 	a.GET("/runs/:id/tasks/:node", s.getTask)

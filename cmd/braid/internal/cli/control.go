@@ -88,3 +88,9 @@ func newControlCmd(a *app, sp controlSpec) *cobra.Command {
 	}
 	return cmd
 }
+
+// newRunDeleteCmd builds braid delete RUN.
+func newRunDeleteCmd(a *app) *cobra.Command {
+	return newDeleteCmd(a, "RUN", "Delete an ended run now, whole (its records, outputs and logs), as the run retention (BRAID_RUN_RETENTION) would later", "run", "run_id",
+		(*client.Client).DeleteRun)
+}

@@ -53,7 +53,7 @@ braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
 	f.StringVar(&a.dataDir, "data-dir", "", "braid dev's data directory (env BRAID_DATA_DIR; default .braid)")
 	root.AddCommand(
 		newDevCmd(a), newApplyCmd(a), newValidateCmd(a), newRunCmd(a), newRunsCmd(a),
-		newGetCmd(a), newOutputCmd(a), newLogsCmd(a),
+		newGetCmd(a), newOutputCmd(a), newLogsCmd(a), newRunDeleteCmd(a),
 		newWorkflowsCmd(a), newWorkflowCmd(a), newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a),
 	)
 	root.AddCommand(newControlCmds(a)...)

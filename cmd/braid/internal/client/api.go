@@ -171,3 +171,9 @@ func (c *Client) Task(ctx context.Context, run, node string, inst int) (Task, js
 	raw, err := c.doJSON(ctx, http.MethodGet, "/runs/"+url.PathEscape(run)+"/tasks/"+url.PathEscape(node)+"?"+q.Encode(), nil, &t)
 	return t, raw, err
 }
+
+// DeleteRun deletes an ended run whole: DELETE /runs/{id}.
+func (c *Client) DeleteRun(ctx context.Context, id string) error {
+	_, err := c.doJSON(ctx, http.MethodDelete, "/runs/"+url.PathEscape(id), nil, nil)
+	return err
+}

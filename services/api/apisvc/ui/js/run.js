@@ -2,7 +2,7 @@
 // feed (GET /runs/{id}/events, reconnecting with Last-Event-ID); fan-out
 // nodes' instance counts are re-read (debounced) when their instances move.
 
-import { get, post, q, enc, stream } from "./api.js";
+import { get, post, del, q, enc, stream } from "./api.js";
 import { h, clear, badge, button, fmtTime, fmtDuration } from "./dom.js";
 import { isWriter } from "./auth.js";
 import { drawGraph, drawList } from "./graph.js";
@@ -145,6 +145,17 @@ export function runView(root, id) {
     } catch { /* the feed shows the connection state */ }
   }
 
+  // askDelete holds the question Delete… asks; it outlives the head's
+  // re-renders, so a live update does not take the question away.
+  const askDelete = h("div.ask#run-delete");
+  const removeRun = () => clear(askDelete,
+    h("p", "Delete this run with its outputs and logs? This cannot be undone."),
+    h("div.buttons",
+      button("Delete", async () => {
+        try { await del(`/runs/${enc(id)}`); location.hash = "#/"; } catch (err) { clear(askDelete, h("p.error", err.message)); }
+      }, "small danger run-delete-confirm"),
+      button("Keep", () => clear(askDelete), "small")));
+
   let headKey = "";
   function renderHead() {
     const r = run;
@@ -167,7 +178,9 @@ export function runView(root, id) {
               const n = await post(`/workflows/${enc(r.workflow)}/runs`, { input: r.input ?? {} });
               location.hash = `#/runs/${enc(n.run_id)}`;
             } catch (err) { alert(err.message); }
-          } }, "Run again")),
+          } }, "Run again"),
+        isWriter() && terminal && button("Delete…", removeRun, "small danger act-delete")),
+      terminal ? askDelete : null,
       h("dl.facts",
         h("dt", "Run"), h("dd.mono#run-id", r.id),
         h("dt", "Started"), h("dd", fmtTime(r.started_at || r.created_at)),
