@@ -66,6 +66,9 @@ func (s *Service) pruneStep(ctx context.Context, p *pruner, now time.Time) error
 		for _, id := range ids {
 			out, err := s.keys.PruneRun(ctx, s.rdb, id, cutoff)
 			if err != nil {
+				// Walk past it for this round: a run that cannot be pruned
+				// (a key of the wrong type) must not stop the others.
+				p.skip++
 				return err
 			}
 			switch out {

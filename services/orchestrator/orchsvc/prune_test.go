@@ -55,11 +55,20 @@ func TestPruneStepDeletesRunsPastTheRetention(t *testing.T) {
 	}
 	put("new", "succeeded", now.UnixMilli(), now.UnixMilli())
 	kept = append(kept, "new")
+	// A run hash of the wrong type among the oldest: its prune fails, the
+	// others' do not wait for it.
+	require.NoError(t, rdb.Set(ctx, s.keys.Run("poison"), "x", 0).Err())
+	require.NoError(t, rdb.ZAdd(ctx, s.keys.AllRunsOf("poison"), redis.Z{Score: float64(old + 500), Member: "poison"}).Err())
 
 	p := newPruner(s.keys.AllRunShards())
+	var errs []error
 	for step := 0; step < 200 && (step == 0 || p.shard < len(p.shards)); step++ {
-		require.NoError(t, s.pruneStep(ctx, p, now))
+		if err := s.pruneStep(ctx, p, now); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	require.Len(t, errs, 1, "%v", errs)
+	require.ErrorContains(t, errs[0], "prune run poison")
 	require.Equal(t, len(p.shards), p.shard, "the round ended")
 	require.EqualValues(t, 250, s.RunsPruned.Load())
 	for _, run := range gone {
@@ -76,7 +85,9 @@ func TestPruneStepDeletesRunsPastTheRetention(t *testing.T) {
 	put("ended-late", "succeeded", old, now.Add(-2*time.Hour).UnixMilli())
 	require.NoError(t, s.pruneStep(ctx, p, now.Add(time.Second)))
 	require.EqualValues(t, 1, rdb.Exists(ctx, s.keys.Run("ended-late")).Val(), "a round began before its time")
-	require.NoError(t, s.pruneStep(ctx, p, now.Add(2*time.Minute)))
+	if err := s.pruneStep(ctx, p, now.Add(2*time.Minute)); err != nil { // the oldest first: ended-late, then poison again
+		require.ErrorContains(t, err, "prune run poison")
+	}
 	require.Zero(t, rdb.Exists(ctx, s.keys.Run("ended-late")).Val())
 	require.EqualValues(t, 251, s.RunsPruned.Load())
 
