@@ -249,6 +249,9 @@ func TestDevMetrics(t *testing.T) {
 	if env := os.Getenv("GOMAXPROCS"); env != "" {
 		wantProcs = runtime.GOMAXPROCS(0)
 	}
+	// It starts there (the line is logged before the controller runs, so a
+	// start on all CPUs cannot hide behind the controller's first move down).
+	require.Contains(t, d.log(), fmt.Sprintf(`msg="braid dev: Go runtime" gomaxprocs=%d `, wantProcs), "braid dev's GOMAXPROCS at start")
 	var procs float64
 	err = poll(15*time.Second, func() (bool, error) {
 		v, ok := sample(scrape(t, d.stack.URL+"/metrics"), "go_sched_gomaxprocs_threads", nil)
