@@ -84,11 +84,9 @@ func (k Keys) PruneRun(ctx context.Context, rdb redis.Cmdable, run string, cutof
 	if err != nil {
 		return PruneKept, fmt.Errorf("prune run %s: %w", run, err)
 	}
-	switch n {
-	case 0:
+	if n == 0 {
 		return PruneKept, nil
-	case -1: // no run hash: a prune cut short, or an index entry of no run
-	}
+	} // n == -1: no run hash — a prune cut short, or an index entry of no run
 	pipe := rdb.Pipeline()
 	fields := pipe.HMGet(ctx, k.Gone(run), records.FieldWorkflow)
 	nodes := pipe.HGetAll(ctx, k.Nodes(run))

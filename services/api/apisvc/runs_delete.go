@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/braidhq/braid/pkg/clock"
 	"github.com/braidhq/braid/pkg/logkey"
 	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
@@ -75,12 +76,8 @@ func (s *Server) pruneEnded(ctx context.Context, run string) error {
 		if time.Now().Add(pause).After(deadline) {
 			return errRunBusy
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := clock.Sleep(ctx, pause); err != nil {
+			return err
 		}
 	}
 }
