@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -297,4 +298,18 @@ func (f FanOutWrite) appendArgs(args []any) []any {
 		args = append(args, it)
 	}
 	return args
+}
+
+// RunStatus reads a run's status field alone (one HGET): what a request
+// waiting for the run to end checks before it reads the whole run. found
+// is false when the run does not exist.
+func (k Keys) RunStatus(ctx context.Context, rdb redis.Cmdable, run string) (status string, found bool, err error) {
+	status, err = rdb.HGet(ctx, k.Run(run), records.FieldStatus).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("read status of run %s: %w", run, err)
+	}
+	return status, true, nil
 }

@@ -87,3 +87,42 @@ func BenchmarkClaimScript(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(redisScriptUsec(b, ctx, rdb), "redis-us/op")
 }
+
+// BenchmarkEndedScript builds and sends the ended notice of a finished
+// 10-node diamond (a subscriber listening), as the orchestrator's last
+// write of every run does. It reports Redis's time per call.
+func BenchmarkEndedScript(b *testing.B) {
+	e := setup(b)
+	ctx, rdb, k := e.ctx, e.rdb, e.keys
+	run := "01a220e7-3d92-7abf-80db-556640ae0856"
+	rdb.HSet(ctx, k.Run(run), "wf", "diamond", "ver", "1", "status", "succeeded", "input", "{}", "created", "1795848355316",
+		"requested_by", "key:dev", "started", "1795848355317", "finished", "1795848356668", "error", "", "seq", "21",
+		"paused", "0", "held", "0")
+	for _, n := range []string{"root", "n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "join"} {
+		rec := records.NodeRecord{State: records.NodeSucceeded, Attempt: 1, QueuedAt: 1795848355426, StartedAt: 1795848355427, FinishedAt: 1795848355428, Worker: "worker-4f2a9c"}.Encode()
+		rdb.HSet(ctx, k.Nodes(run), n, rec)
+	}
+	sub := rdb.Subscribe(ctx, k.EndedChannel())
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		for range sub.Channel() {
+		}
+	}()
+	rdb.ConfigResetStat(ctx)
+	b.ResetTimer()
+	for b.Loop() {
+		pipe := rdb.Pipeline()
+		cmd := k.QueueEnded(ctx, pipe, run, true)
+		if _, err := pipe.Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if cmd.Val().(int64) != 1 {
+			b.Fatal("not heard")
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(redisScriptUsec(b, ctx, rdb), "redis-us/op")
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/gin-gonic/gin"
 )
 
@@ -89,13 +90,16 @@ func (s *Server) unregister(w *waiter) {
 // waits for a run-ended announcement, Config.WaitRecheck, until, or the api
 // shutting down (then it reads once more and returns). With created, the
 // caller has just requested the run, so the first read is skipped: it
-// cannot have ended yet. A nil run and nil error mean the client left.
+// cannot have ended yet. A recheck before until reads the run's status
+// alone (one HGET) and the whole run only once that says it ended (or the
+// run is gone), so a long wait on a large run costs Redis and the api O(1)
+// a second, not O(nodes). A nil run and nil error mean the client left.
 func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bool) (*loadedRun, error) {
 	t := time.NewTimer(s.cfg.WaitRecheck)
 	defer t.Stop()
-	skip := created
+	skip, probe := created, false
 	for {
-		if !skip {
+		if !skip && (!probe || s.runMayHaveEnded(c, w.run, until)) {
 			ctx, cancel := s.requestCtx(c)
 			r, err := s.loadRun(ctx, w.run)
 			cancel()
@@ -103,7 +107,7 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 				return r, err
 			}
 		}
-		skip = false
+		skip, probe = false, true
 		t.Reset(min(s.cfg.WaitRecheck, time.Until(until)))
 		select {
 		case <-w.ended:
@@ -117,6 +121,20 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 			return nil, nil
 		}
 	}
+}
+
+// runMayHaveEnded reports whether a waiter's recheck must read the whole
+// run: the wait is over, or the run's status (read alone) is terminal, or
+// the run is gone or its status could not be read (the full read answers
+// those).
+func (s *Server) runMayHaveEnded(c *gin.Context, run string, until time.Time) bool {
+	if !time.Now().Before(until) {
+		return true
+	}
+	ctx, cancel := s.requestCtx(c)
+	defer cancel()
+	status, found, err := s.keys.RunStatus(ctx, s.rdb, run)
+	return err != nil || !found || records.RunStatus(status).Terminal()
 }
 
 // announcedRun is the ended run w's latest announcement carried, or nil

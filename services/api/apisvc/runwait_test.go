@@ -3,6 +3,7 @@ package apisvc_test
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,6 +171,36 @@ func TestRunWaitRereadsWithoutAnnouncement(t *testing.T) {
 	e.waitForWaiters(1)
 	require.NoError(t, e.rdb.HSet(t.Context(), e.keys.Run(id), records.FieldStatus, "failed").Err())
 	require.Equal(t, "failed", answer.run(t, "the run ended unannounced").Status)
+}
+
+// TestRunWaitRecheckReadsStatusOnly: while a waited run has not ended, the
+// waiter's rechecks read its status field alone, never the whole run (one
+// HGET each, not an HGETALL of the run and of every node record).
+func TestRunWaitRecheckReadsStatusOnly(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{waitRecheck: 20 * time.Millisecond})
+	name, _ := e.register(`{"name":"longwait","nodes":[{"id":"a","handler":"noop"}]}`)
+	id := e.startRun(name, nil, nil)
+	answer := e.client.send(t, req{method: "GET", path: "/runs/" + id + "?wait=60s"})
+	e.waitForWaiters(1)
+	ctx := t.Context()
+	require.NoError(t, e.rdb.ConfigResetStat(ctx).Err())
+	calls := func(cmd string) int {
+		info, err := e.rdb.Info(ctx, "commandstats").Result()
+		require.NoError(t, err)
+		m := regexp.MustCompile(`cmdstat_` + cmd + `:calls=(\d+)`).FindStringSubmatch(info)
+		if m == nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	require.Eventually(t, func() bool { return calls("hget") >= 10 }, 20*time.Second, 10*time.Millisecond,
+		"the waiter rechecks its run's status every 20 ms")
+	require.Zero(t, calls("hgetall"), "a recheck of a run that has not ended reads no hash whole")
+	require.NoError(t, e.rdb.HSet(ctx, e.keys.Run(id), records.FieldStatus, "succeeded").Err())
+	require.Equal(t, "succeeded", answer.run(t, "the run ended unannounced").Status)
+	require.Positive(t, calls("hgetall"), "the ended run is read whole to answer")
 }
 
 // TestRunWaitOver answers a run that does not end within the wait: 202
