@@ -38,6 +38,9 @@ func TestRedisCluster(t *testing.T) {
 		requireEveryScriptChecked(t, check)
 		exerciseCrossSlotPipelines(t, cc, k)
 	})
+	t.Run("Reindex", func(t *testing.T) {
+		exerciseReindex(t, cc, testinfra.UniqueName(t, "ns")+":", []int{4, 5, 16})
+	})
 }
 
 // exerciseCrossSlotPipelines runs, after exerciseScripts, the store's
