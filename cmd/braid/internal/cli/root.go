@@ -54,7 +54,7 @@ braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
 	root.AddCommand(
 		newDevCmd(a), newApplyCmd(a), newValidateCmd(a), newRunCmd(a), newRunsCmd(a),
 		newGetCmd(a), newOutputCmd(a), newLogsCmd(a), newRunDeleteCmd(a),
-		newWorkflowsCmd(a), newWorkflowCmd(a), newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a),
+		newWorkflowsCmd(a), newWorkflowCmd(a), newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a), newAdminCmd(a),
 	)
 	root.AddCommand(newControlCmds(a)...)
 	return root
