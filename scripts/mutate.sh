@@ -105,6 +105,10 @@ pkg/statestore/prune.go|if not fin or fin <= 0 or fin > tonumber(ARGV[1]) then r
 pkg/statestore/prune.go|k.Items(run, node))|k.Items(run, node)+"x")|pkg|./statestore|^TestConformance$/^PruneDeletesEveryKeyOfAnEndedRun$
 services/orchestrator/orchsvc/prune.go|				p.skip++|				_ = 0|services/orchestrator|./orchsvc|^TestPruneStepDeletesRunsPastTheRetention$
 services/api/apisvc/runs_delete.go|		if time.Now().Add(pause).After(deadline) {|		if _ = deadline; true {|services/api|./apisvc|^TestDeleteRun$
+pkg/statestore/reindex.go|		if targets[ik.key] {|		if false && targets[ik.key] {|pkg|./statestore|^TestReindex$
+pkg/statestore/reindex.go|		{k.TimerShards(), func(n Keys, m string) string {|		{nil, func(n Keys, m string) string {|pkg|./statestore|^TestReindex$
+pkg/statestore/layout.go|	if to := moving.Val(); to != "" {|	if to := moving.Val(); false {|pkg|./statestore|^TestReindex$
+services/api/apisvc/runwait.go|		skip, probe = false, true|		skip, probe = false, false|services/api|./apisvc|^TestRunWaitRecheckReadsStatusOnly$
 LIST
 )
 
