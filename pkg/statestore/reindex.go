@@ -313,6 +313,7 @@ func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu
 		}
 		pipe := rdb.Pipeline()
 		var elsewhere []any
+		moved := map[string][]redis.Z{} // one ZADD per destination key
 		for i := 0; i+1 < len(page); i += 2 {
 			member := page[i]
 			dest := ik.dest(neu, member)
@@ -331,9 +332,12 @@ func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu
 				if err != nil {
 					return fmt.Errorf("index %s: member %q has score %q", ik.key, member, page[i+1])
 				}
-				pipe.ZAdd(ctx, dest, redis.Z{Score: score, Member: member})
+				moved[dest] = append(moved[dest], redis.Z{Score: score, Member: member})
 				st.Entries++
 			}
+		}
+		for dest, zs := range moved {
+			pipe.ZAdd(ctx, dest, zs...)
 		}
 		if prune && len(elsewhere) > 0 {
 			pipe.ZRem(ctx, ik.key, elsewhere...)
