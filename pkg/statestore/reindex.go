@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,7 +19,7 @@ const layoutReindexTo = "reindex_to"
 
 // ErrServicesRunning says Reindex found an orchestrator running: the
 // indexes may only move while no api or orchestrator writes them.
-var ErrServicesRunning = errors.New("services running")
+var ErrServicesRunning = errors.New("services are running")
 
 // ReindexStats says what Reindex did.
 type ReindexStats struct {
@@ -133,8 +134,8 @@ func (k Keys) refuseIfRunning(ctx context.Context, rdb redis.Cmdable) error {
 			return fmt.Errorf("read lease %s: %w", k.Leader(duty), err)
 		}
 		if ttl > 0 || ttl == -1 {
-			return fmt.Errorf("an orchestrator holds the %s lease (%s, %v left): %w; stop every api and orchestrator first (a killed one's lease expires by itself)",
-				duty, k.Leader(duty), ttl, ErrServicesRunning)
+			return fmt.Errorf("%w: an orchestrator holds the %s lease (%s, %v left); stop every api and orchestrator first (a killed one's lease expires by itself)",
+				ErrServicesRunning, duty, k.Leader(duty), ttl.Round(time.Millisecond))
 		}
 	}
 	return nil

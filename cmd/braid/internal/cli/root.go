@@ -35,7 +35,8 @@ func newRoot(a *app) *cobra.Command {
 		Long: `braid runs the whole Braid stack on one machine (braid dev) and talks to a
 Braid API: register, list, show and delete workflows, start and watch runs, read
 outputs and logs, cancel, retry, pause, resume and rerun runs, approve or reject
-approval nodes, and manage schedules.
+approval nodes, and manage schedules; braid admin works on a deployment's Redis
+directly (reindex).
 
 Environment: BRAID_URL (default ` + defaultURL + `), BRAID_API_KEY (default: the key
 braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
