@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -166,24 +165,7 @@ func openEvents(t *testing.T, ctx context.Context, url, key string) *http.Respon
 // master of a cluster.
 func scanKeys(t *testing.T, rdb redis.UniversalClient, pattern string) []string {
 	t.Helper()
-	ctx := context.Background()
-	var mu sync.Mutex
-	var out []string
-	scan := func(ctx context.Context, c redis.Cmdable) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			mu.Lock()
-			out = append(out, iter.Val())
-			mu.Unlock()
-		}
-		return iter.Err()
-	}
-	var err error
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
-	} else {
-		err = scan(ctx, rdb)
-	}
+	out, err := statestore.ScanKeys(context.Background(), rdb, pattern)
 	require.NoError(t, err)
 	return out
 }

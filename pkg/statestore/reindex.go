@@ -219,28 +219,15 @@ func (k Keys) workflowIndexNames(ctx context.Context, rdb redis.UniversalClient)
 	} else {
 		pattern = globEscape(k.base()) + "wf:{*}:runs"
 	}
-	found := map[string]string{}
-	var mu sync.Mutex
-	scan := func(ctx context.Context, c redis.Cmdable) error {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			key := iter.Val()
-			if name, ok := k.workflowIndexName(key); ok {
-				mu.Lock()
-				found[key] = name
-				mu.Unlock()
-			}
-		}
-		return iter.Err()
-	}
-	var err error
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
-	} else {
-		err = scan(ctx, rdb)
-	}
+	keys, err := ScanKeys(ctx, rdb, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("find workflow run indexes (%s): %w", pattern, err)
+		return nil, fmt.Errorf("find workflow run indexes: %w", err)
+	}
+	found := map[string]string{}
+	for _, key := range keys {
+		if name, ok := k.workflowIndexName(key); ok {
+			found[key] = name
+		}
 	}
 	return found, nil
 }
@@ -352,6 +339,34 @@ func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu
 			return nil
 		}
 	}
+}
+
+// ScanKeys lists the keys matching pattern (SCAN MATCH): on one server, or
+// on every master of a Redis Cluster.
+func ScanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string) ([]string, error) {
+	var (
+		mu  sync.Mutex
+		out []string
+	)
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			out = append(out, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	var err error
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	} else {
+		err = scan(ctx, rdb)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", pattern, err)
+	}
+	return out, nil
 }
 
 // globEscape escapes the glob characters of s for a SCAN MATCH pattern.

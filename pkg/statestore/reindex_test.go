@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,24 +95,8 @@ func readIndexes(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k
 // namespaceKeys lists every key of the namespace, on every master.
 func namespaceKeys(t *testing.T, ctx context.Context, rdb redis.UniversalClient, ns string) []string {
 	t.Helper()
-	var (
-		mu  sync.Mutex
-		out []string
-	)
-	scan := func(ctx context.Context, c redis.Cmdable) error {
-		iter := c.Scan(ctx, 0, statestore.Prefix+ns+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			mu.Lock()
-			out = append(out, iter.Val())
-			mu.Unlock()
-		}
-		return iter.Err()
-	}
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		require.NoError(t, cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) }))
-	} else {
-		require.NoError(t, scan(ctx, rdb))
-	}
+	out, err := statestore.ScanKeys(ctx, rdb, statestore.Prefix+ns+"*")
+	require.NoError(t, err)
 	sort.Strings(out)
 	return out
 }

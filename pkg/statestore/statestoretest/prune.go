@@ -1,7 +1,6 @@
 package statestoretest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/braidhq/braid/pkg/records"
@@ -14,19 +13,8 @@ import (
 // cluster: a run's keys share its slot, but the scan must not assume it).
 func (e env) runKeysLeft(t *testing.T, run string) []string {
 	t.Helper()
-	var left []string
-	scan := func(c redis.Cmdable) error {
-		iter := c.Scan(e.ctx, 0, e.keys.RunPattern(run), 1000).Iterator()
-		for iter.Next(e.ctx) {
-			left = append(left, iter.Val())
-		}
-		return iter.Err()
-	}
-	if cc, ok := e.rdb.(*redis.ClusterClient); ok {
-		require.NoError(t, cc.ForEachMaster(e.ctx, func(ctx context.Context, c *redis.Client) error { return scan(c) }))
-	} else {
-		require.NoError(t, scan(e.rdb))
-	}
+	left, err := statestore.ScanKeys(e.ctx, e.rdb, e.keys.RunPattern(run))
+	require.NoError(t, err)
 	return left
 }
 
