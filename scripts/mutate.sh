@@ -108,7 +108,7 @@ services/api/apisvc/runs_delete.go|		if time.Now().Add(pause).After(deadline) {|
 pkg/statestore/reindex.go|		if targets[ik.key] {|		if false && targets[ik.key] {|pkg|./statestore|^TestReindex$
 pkg/statestore/reindex.go|		{k.TimerShards(), func(n Keys, m string) string {|		{nil, func(n Keys, m string) string {|pkg|./statestore|^TestReindex$
 pkg/statestore/layout.go|	if to := moving.Val(); to != "" {|	if to := moving.Val(); false {|pkg|./statestore|^TestReindex$
-services/api/apisvc/runwait.go|		skip, probe = false, true|		skip, probe = false, false|services/api|./apisvc|^TestRunWaitRecheckReadsStatusOnly$
+services/api/apisvc/runwait.go|!first && s.runMayHaveEnded(c, w.run, until) {|!first {|services/api|./apisvc|^TestRunWaitRecheckReadsStatusOnly$
 LIST
 )
 

@@ -24,13 +24,16 @@ var ErrServicesRunning = errors.New("services are running")
 // ReindexStats says what Reindex did.
 type ReindexStats struct {
 	// From and To are the shard counts before and after.
-	From, To int
+	From int `json:"from"`
+	To   int `json:"to"`
 	// Keys is the number of index keys of the old layout read; Entries the
 	// entries copied to another key; Malformed the timers that named no
 	// run (dropped: the timer poll drops them too).
-	Keys, Entries, Malformed int
+	Keys      int `json:"keys"`
+	Entries   int `json:"entries"`
+	Malformed int `json:"malformed_timers"`
 	// Resumed is true when an interrupted re-index to To was finished.
-	Resumed bool
+	Resumed bool `json:"resumed"`
 }
 
 // reindexPage is how many entries Reindex reads and writes per round trip.
@@ -273,16 +276,15 @@ func (k Keys) workflowIndexName(key string) (string, bool) {
 // a new one coincides with (same shard index, same tag) keeps the entries
 // that belong there.
 func (k Keys) layoutKeys(keys []indexKey) map[string]bool {
+	fixed := map[string]bool{}
+	for _, fam := range [][]string{k.AllRunShards(), k.ActiveRunShards(), k.TimerShards()} {
+		for _, key := range fam {
+			fixed[key] = true
+		}
+	}
 	out := map[string]bool{}
 	for _, ik := range keys {
-		for _, fam := range [][]string{k.AllRunShards(), k.ActiveRunShards(), k.TimerShards()} {
-			for _, key := range fam {
-				if key == ik.key {
-					out[key] = true
-				}
-			}
-		}
-		if _, ok := k.workflowIndexName(ik.key); ok {
+		if _, wf := k.workflowIndexName(ik.key); fixed[ik.key] || wf {
 			out[ik.key] = true
 		}
 	}
@@ -306,11 +308,10 @@ func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu
 			member := page[i]
 			dest := ik.dest(neu, member)
 			switch {
-			case dest == "":
-				if !prune {
-					st.Malformed++
-				}
+			case dest == "" && prune:
 				elsewhere = append(elsewhere, member)
+			case dest == "":
+				st.Malformed++
 			case dest != ik.key:
 				if prune {
 					elsewhere = append(elsewhere, member)

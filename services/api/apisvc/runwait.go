@@ -97,9 +97,8 @@ func (s *Server) unregister(w *waiter) {
 func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bool) (*loadedRun, error) {
 	t := time.NewTimer(s.cfg.WaitRecheck)
 	defer t.Stop()
-	skip, probe := created, false
-	for {
-		if !skip && (!probe || s.runMayHaveEnded(c, w.run, until)) {
+	for first := true; ; first = false {
+		if first && !created || !first && s.runMayHaveEnded(c, w.run, until) {
 			ctx, cancel := s.requestCtx(c)
 			r, err := s.loadRun(ctx, w.run)
 			cancel()
@@ -107,7 +106,6 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 				return r, err
 			}
 		}
-		skip, probe = false, true
 		t.Reset(min(s.cfg.WaitRecheck, time.Until(until)))
 		select {
 		case <-w.ended:

@@ -61,17 +61,16 @@ same N to finish, and no service starts until it has finished.`,
 				return fmt.Errorf("BRAID_REDIS_URL: %w", err)
 			}
 			defer func() { _ = rdb.Close() }()
-			st, err := common.Keys().Reindex(context.WithoutCancel(ctx), rdb, to)
+			st, err := common.Keys().Reindex(ctx, rdb, to) // interrupted, it finishes when run again
 			if err != nil {
 				return err
 			}
 			if a.output == outputJSON {
-				return a.writeJSON(reindexJSON{From: st.From, To: st.To, Keys: st.Keys, Entries: st.Entries, Malformed: st.Malformed, Resumed: st.Resumed})
+				return a.writeJSON(st)
 			}
-			switch {
-			case st.From == st.To && !st.Resumed:
+			if st.From == st.To && !st.Resumed {
 				_, err = fmt.Fprintf(a.out, "The run indexes are in %d shards already: nothing to do.\n", st.To)
-			default:
+			} else {
 				_, err = fmt.Fprintf(a.out, "Moved the run indexes from %d to %d shards: %d keys read, %d entries copied%s%s.\nStart the services with BRAID_REDIS_INDEX_SHARDS=%d.\n",
 					st.From, st.To, st.Keys, st.Entries, malformedNote(st.Malformed), resumedNote(st.Resumed), st.To)
 			}
@@ -80,16 +79,6 @@ same N to finish, and no service starts until it has finished.`,
 	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "the new shard count, 1 to 256 (default BRAID_REDIS_INDEX_SHARDS)")
 	return cmd
-}
-
-// reindexJSON is reindex's -o json answer.
-type reindexJSON struct {
-	From      int  `json:"from"`
-	To        int  `json:"to"`
-	Keys      int  `json:"keys"`
-	Entries   int  `json:"entries"`
-	Malformed int  `json:"malformed_timers"`
-	Resumed   bool `json:"resumed"`
 }
 
 func malformedNote(n int) string {
