@@ -254,6 +254,30 @@ func TestCreatePendingRunIsOneRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRunStatuses reads many runs' status in one round trip: "" for a run
+// that does not exist, an error naming the run for a key Redis cannot read.
+func TestRunStatuses(t *testing.T) {
+	t.Parallel()
+	e := newQueryEnv(t)
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run("r1"), records.FieldStatus, "succeeded", records.FieldWorkflow, "wf").Err())
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run("r2"), records.FieldStatus, "running").Err())
+	require.NoError(t, e.rdb.HSet(e.ctx, e.keys.Run("r3"), records.FieldWorkflow, "wf").Err())
+	trips := &roundTrips{}
+	e.rdb.AddHook(trips)
+	got, err := e.keys.RunStatuses(e.ctx, e.rdb, []string{"missing", "r1", "r2", "r3"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"", "succeeded", "running", ""}, got)
+	require.EqualValues(t, 1, trips.n.Load(), "every status in one pipeline")
+	got, err = e.keys.RunStatuses(e.ctx, e.rdb, nil)
+	require.NoError(t, err)
+	require.Empty(t, got)
+
+	require.NoError(t, e.rdb.Set(e.ctx, e.keys.Run("bad"), "not a hash", 0).Err())
+	_, err = e.keys.RunStatuses(e.ctx, e.rdb, []string{"missing", "bad", "r1"})
+	require.ErrorContains(t, err, "run bad")
+	require.ErrorContains(t, err, "WRONGTYPE")
+}
+
 // TestCreatePendingRunOfLatest: a run of the live latest version is written
 // with the lookup in the same single round trip; one of an older version,
 // or of a deleted workflow, is written and removed again (record and index

@@ -3,11 +3,14 @@ package apisvc
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,8 +20,9 @@ import (
 // Announcements are hints: an announcement that carries the run (as the
 // write that ended it left it) answers the waiter without another read;
 // one that carries only the id makes the waiter re-read the run from
-// Redis; and a waiter re-reads it on a timer too, so one lost while the
-// subscription reconnects only delays an answer.
+// Redis; and recheck announces, once a period, every waited-for run whose
+// status says it ended, so one lost while the subscription reconnects (or
+// never sent: notices are best effort) only delays an answer.
 //
 // The api is subscribed only while requests wait, and for linger after
 // the last one left: an orchestrator on one Redis server builds a notice
@@ -198,4 +202,54 @@ func (e *endings) listen(ctx context.Context, rdb redis.UniversalClient, channel
 			}
 		}
 	}
+}
+
+// recheckChunk is how many runs one re-check round trip asks about.
+const recheckChunk = 1000
+
+// recheck is the fallback for lost announcements: every period while
+// requests wait, it reads the status alone of every run waited for
+// (statuses, in pipelines of recheckChunk runs) and announces, without the
+// run, each that has ended or is gone, so that its waiters read it. One
+// pass costs a round trip per recheckChunk runs however many requests wait
+// (each waiter re-reading its own run cost a round trip per request per
+// period). A failed pass is logged once until one succeeds; the waiters
+// still answer when their wait is over.
+func (e *endings) recheck(ctx context.Context, period time.Duration, statuses func(context.Context, []string) ([]string, error), log *slog.Logger) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		runs := e.runs()
+		var err error
+		for from := 0; from < len(runs) && err == nil; from += recheckChunk {
+			chunk := runs[from:min(from+recheckChunk, len(runs))]
+			var got []string
+			got, err = statuses(ctx, chunk)
+			for i, status := range got {
+				if status == "" || records.RunStatus(status).Terminal() {
+					e.announce(chunk[i], nil)
+				}
+			}
+		}
+		switch {
+		case err != nil && !failing && ctx.Err() == nil:
+			log.Warn("re-check of waited-for runs failed; waiting requests answer when their wait is over, or when a run-ended announcement comes", logkey.Err, err)
+		case err == nil && failing:
+			log.Info("re-check of waited-for runs works again")
+		}
+		failing = err != nil
+	}
+}
+
+// runs returns the runs requests wait for.
+func (e *endings) runs() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Collect(maps.Keys(e.waiters))
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/logkey"
-	"github.com/braidhq/braid/pkg/records"
 	"github.com/gin-gonic/gin"
 )
 
@@ -60,8 +59,8 @@ func (s *Server) register(c *gin.Context, run string, until time.Time) (*waiter,
 // awaitSubscribed waits until announcements reach the api (endings), so
 // that a run ending from now on is announced to w: the api subscribes to
 // the run-ended channel only while requests wait. It waits no longer than
-// WaitRecheck or until; if the subscription is not confirmed by then, w's
-// re-read timer stands in for the announcement.
+// WaitRecheck or until; if the subscription is not confirmed by then, the
+// re-check (endings.recheck) stands in for the announcement.
 func (s *Server) awaitSubscribed(c *gin.Context, w *waiter, until time.Time) {
 	select {
 	case <-w.subscribed:
@@ -87,18 +86,17 @@ func (s *Server) unregister(w *waiter) {
 
 // awaitEnd waits until w's run has ended or until passes, and returns the
 // run as last read: it reads the run, and while the run is not terminal
-// waits for a run-ended announcement, Config.WaitRecheck, until, or the api
-// shutting down (then it reads once more and returns). With created, the
-// caller has just requested the run, so the first read is skipped: it
-// cannot have ended yet. A recheck before until reads the run's status
-// alone (one HGET) and the whole run only once that says it ended (or the
-// run is gone), so a long wait on a large run costs Redis and the api O(1)
-// a second, not O(nodes). A nil run and nil error mean the client left.
+// waits for an announcement (a run-ended notice, or endings.recheck finding
+// the run ended), until, or the api shutting down (then it reads once more
+// and returns). An announcement that carries the run answers without a
+// read. With created, the caller has just requested the run, so the first
+// read is skipped: it cannot have ended yet. A nil run and nil error mean
+// the client left.
 func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bool) (*loadedRun, error) {
-	t := time.NewTimer(s.cfg.WaitRecheck)
+	t := time.NewTimer(time.Until(until))
 	defer t.Stop()
-	for first := true; ; first = false {
-		if first && !created || !first && s.runMayHaveEnded(c, w.run, until) {
+	for read := !created; ; read = true {
+		if read {
 			ctx, cancel := s.requestCtx(c)
 			r, err := s.loadRun(ctx, w.run)
 			cancel()
@@ -106,7 +104,6 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 				return r, err
 			}
 		}
-		t.Reset(min(s.cfg.WaitRecheck, time.Until(until)))
 		select {
 		case <-w.ended:
 			if r := s.announcedRun(c, w); r != nil {
@@ -119,20 +116,6 @@ func (s *Server) awaitEnd(c *gin.Context, w *waiter, until time.Time, created bo
 			return nil, nil
 		}
 	}
-}
-
-// runMayHaveEnded reports whether a waiter's recheck must read the whole
-// run: the wait is over, or the run's status (read alone) is terminal, or
-// the run is gone or its status could not be read (the full read answers
-// those).
-func (s *Server) runMayHaveEnded(c *gin.Context, run string, until time.Time) bool {
-	if !time.Now().Before(until) {
-		return true
-	}
-	ctx, cancel := s.requestCtx(c)
-	defer cancel()
-	status, found, err := s.keys.RunStatus(ctx, s.rdb, run)
-	return err != nil || !found || records.RunStatus(status).Terminal()
 }
 
 // announcedRun is the ended run w's latest announcement carried, or nil

@@ -85,7 +85,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.unlisten = unlisten
 	go func() {
 		defer close(s.listening)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			s.endings.recheck(lctx, s.cfg.WaitRecheck, func(ctx context.Context, runs []string) ([]string, error) {
+				ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+				defer cancel()
+				return s.keys.RunStatuses(ctx, s.rdb, runs)
+			}, s.log)
+		})
 		s.endings.listen(lctx, s.rdb, s.keys.EndedChannel(), s.log)
+		wg.Wait()
 	}()
 	s.engine = s.routes()
 	return s, nil
