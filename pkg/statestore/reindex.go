@@ -36,6 +36,17 @@ type ReindexStats struct {
 	Resumed bool `json:"resumed"`
 }
 
+// ReindexProgress is how far a re-index has come, as Reindex reports it
+// after each page of entries and each key.
+type ReindexProgress struct {
+	// Phase is "copy" (entries to their keys in the new layout) or "clean"
+	// (the old keys removed or sorted).
+	Phase string
+	// KeysDone of Keys old index keys are through the phase; Entries is the
+	// entries copied so far.
+	KeysDone, Keys, Entries int
+}
+
 // reindexPage is how many entries Reindex reads and writes per round trip.
 const reindexPage = 1000
 
@@ -54,14 +65,18 @@ const reindexPage = 1000
 // from it — and only then is the new count recorded. A run again finishes
 // what an interrupted one left, and refuses another target until then. It
 // refuses while an orchestrator holds the maintenance or scheduler lease
-// (ErrServicesRunning).
-func (k Keys) Reindex(ctx context.Context, rdb redis.UniversalClient, to int) (ReindexStats, error) {
-	return k.reindex(ctx, rdb, to, nil)
+// (ErrServicesRunning). progress, unless nil, is called after each page
+// of entries and each key, on Reindex's goroutine.
+func (k Keys) Reindex(ctx context.Context, rdb redis.UniversalClient, to int, progress func(ReindexProgress)) (ReindexStats, error) {
+	return k.reindex(ctx, rdb, to, progress, nil)
 }
 
 // reindex is Reindex with a hook called between its phases ("copied",
 // "cleaned"): an error from it stops the re-index there (tests cut it short).
-func (k Keys) reindex(ctx context.Context, rdb redis.UniversalClient, to int, after func(phase string) error) (ReindexStats, error) {
+func (k Keys) reindex(ctx context.Context, rdb redis.UniversalClient, to int, progress func(ReindexProgress), after func(phase string) error) (ReindexStats, error) {
+	if progress == nil {
+		progress = func(ReindexProgress) {}
+	}
 	if to < 1 || to > MaxIndexShards {
 		return ReindexStats{}, fmt.Errorf("re-index to %d shards: the count must be 1 to %d", to, MaxIndexShards)
 	}
@@ -90,25 +105,30 @@ func (k Keys) reindex(ctx context.Context, rdb redis.UniversalClient, to int, af
 		return st, err
 	}
 	st.Keys = len(keys)
-	for _, ik := range keys {
-		if err := reindexKey(ctx, rdb, ik, neu, &st, false); err != nil {
+	for i, ik := range keys {
+		report := func() { progress(ReindexProgress{Phase: "copy", KeysDone: i, Keys: len(keys), Entries: st.Entries}) }
+		if err := reindexKey(ctx, rdb, ik, neu, &st, false, report); err != nil {
 			return st, err
 		}
 	}
+	progress(ReindexProgress{Phase: "copy", KeysDone: len(keys), Keys: len(keys), Entries: st.Entries})
 	if err := hook(after, "copied"); err != nil {
 		return st, err
 	}
 	targets := neu.layoutKeys(keys)
-	for _, ik := range keys {
+	for i, ik := range keys {
+		report := func() { progress(ReindexProgress{Phase: "clean", KeysDone: i, Keys: len(keys), Entries: st.Entries}) }
 		if targets[ik.key] {
-			err = reindexKey(ctx, rdb, ik, neu, &st, true)
+			err = reindexKey(ctx, rdb, ik, neu, &st, true, report)
 		} else {
 			err = rdb.Unlink(ctx, ik.key).Err()
 		}
 		if err != nil {
 			return st, fmt.Errorf("remove old index %s: %w", ik.key, err)
 		}
+		report()
 	}
+	progress(ReindexProgress{Phase: "clean", KeysDone: len(keys), Keys: len(keys), Entries: st.Entries})
 	if err := hook(after, "cleaned"); err != nil {
 		return st, err
 	}
@@ -293,19 +313,20 @@ func (k Keys) layoutKeys(keys []indexKey) map[string]bool {
 
 // reindexKey walks ik's entries a page at a time: without prune it copies
 // each entry whose key in layout neu is another key there; with prune it
-// removes those entries from ik (which is a key of neu too).
-func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu Keys, st *ReindexStats, prune bool) error {
+// removes those entries from ik (which is a key of neu too). It calls page
+// after each page.
+func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu Keys, st *ReindexStats, prune bool, page func()) error {
 	var cursor uint64
 	for {
-		page, next, err := rdb.ZScan(ctx, ik.key, cursor, "*", reindexPage).Result()
+		entries, next, err := rdb.ZScan(ctx, ik.key, cursor, "*", reindexPage).Result()
 		if err != nil {
 			return fmt.Errorf("read index %s: %w", ik.key, err)
 		}
 		pipe := rdb.Pipeline()
 		var elsewhere []any
 		moved := map[string][]redis.Z{} // one ZADD per destination key
-		for i := 0; i+1 < len(page); i += 2 {
-			member := page[i]
+		for i := 0; i+1 < len(entries); i += 2 {
+			member := entries[i]
 			dest := ik.dest(neu, member)
 			switch {
 			case dest == "" && prune:
@@ -317,9 +338,9 @@ func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu
 					elsewhere = append(elsewhere, member)
 					continue
 				}
-				score, err := strconv.ParseFloat(page[i+1], 64)
+				score, err := strconv.ParseFloat(entries[i+1], 64)
 				if err != nil {
-					return fmt.Errorf("index %s: member %q has score %q", ik.key, member, page[i+1])
+					return fmt.Errorf("index %s: member %q has score %q", ik.key, member, entries[i+1])
 				}
 				moved[dest] = append(moved[dest], redis.Z{Score: score, Member: member})
 				st.Entries++
@@ -336,6 +357,7 @@ func reindexKey(ctx context.Context, rdb redis.UniversalClient, ik indexKey, neu
 				return fmt.Errorf("re-index entries of %s: %w", ik.key, err)
 			}
 		}
+		page()
 		if cursor = next; cursor == 0 {
 			return nil
 		}

@@ -131,10 +131,10 @@ func exerciseReindex(t *testing.T, rdb redis.UniversalClient, ns string, steps [
 	delete(want["timers"], "no run here")
 
 	require.NoError(t, rdb.Set(ctx, k.Leader("maintenance"), "orchestrator-1", time.Minute).Err())
-	_, err := k.Reindex(ctx, rdb, steps[0])
+	_, err := k.Reindex(ctx, rdb, steps[0], nil)
 	require.ErrorIs(t, err, statestore.ErrServicesRunning, "an orchestrator holds the maintenance lease")
 	require.NoError(t, rdb.Del(ctx, k.Leader("maintenance")).Err())
-	_, err = k.Reindex(ctx, rdb, 0)
+	_, err = k.Reindex(ctx, rdb, 0, nil)
 	require.ErrorContains(t, err, "must be 1 to 256")
 
 	from := 1
@@ -151,11 +151,13 @@ func exerciseReindex(t *testing.T, rdb redis.UniversalClient, ns string, steps [
 			err = statestore.Keys{Namespace: ns, Shards: to}.CheckLayout(ctx, rdb)
 			require.ErrorIs(t, err, statestore.ErrLayout, "no service starts while a re-index is unfinished")
 			require.ErrorContains(t, err, "being moved")
-			_, err = k.Reindex(ctx, rdb, to+1)
+			_, err = k.Reindex(ctx, rdb, to+1, nil)
 			require.ErrorContains(t, err, "was interrupted", "another target is refused until it is finished")
 		}
-		st, err := k.Reindex(ctx, rdb, to)
+		var reports []statestore.ReindexProgress
+		st, err := k.Reindex(ctx, rdb, to, func(p statestore.ReindexProgress) { reports = append(reports, p) })
 		require.NoError(t, err, "re-index %d → %d", from, to)
+		requireProgress(t, reports, st)
 		require.Equal(t, from, st.From)
 		require.Equal(t, to, st.To)
 		require.Equal(t, cut != "", st.Resumed)
@@ -170,9 +172,32 @@ func exerciseReindex(t *testing.T, rdb redis.UniversalClient, ns string, steps [
 		require.NoError(t, neu.CheckLayout(ctx, rdb), "services with %d shards start", to)
 		err = statestore.Keys{Namespace: ns, Shards: from}.CheckLayout(ctx, rdb)
 		require.ErrorIs(t, err, statestore.ErrLayout, "services with the old count do not")
-		st, err = k.Reindex(ctx, rdb, to)
+		st, err = k.Reindex(ctx, rdb, to, nil)
 		require.NoError(t, err)
 		require.Zero(t, st.Keys, "again: nothing to do")
 		from = to
 	}
+}
+
+// requireProgress checks a re-index's progress reports: the copy through
+// every key, then the clean through every key, neither going back, and
+// the copied entries counting up to what the re-index copied.
+func requireProgress(t *testing.T, reports []statestore.ReindexProgress, st statestore.ReindexStats) {
+	t.Helper()
+	require.NotEmpty(t, reports)
+	last := statestore.ReindexProgress{Phase: "copy"}
+	for _, p := range reports {
+		require.Equal(t, st.Keys, p.Keys, "%+v", p)
+		if p.Phase == last.Phase {
+			require.GreaterOrEqual(t, p.KeysDone, last.KeysDone, "%+v after %+v", p, last)
+		} else {
+			require.Equal(t, "clean", p.Phase, "%+v after %+v", p, last)
+			require.Equal(t, "copy", last.Phase)
+			require.Equal(t, last.Keys, last.KeysDone, "the copy finished before the clean: %+v", last)
+		}
+		require.GreaterOrEqual(t, p.Entries, last.Entries, "%+v after %+v", p, last)
+		require.LessOrEqual(t, p.KeysDone, p.Keys, "%+v", p)
+		last = p
+	}
+	require.Equal(t, statestore.ReindexProgress{Phase: "clean", KeysDone: st.Keys, Keys: st.Keys, Entries: st.Entries}, last)
 }

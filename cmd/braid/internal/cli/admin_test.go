@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,8 @@ func TestAdminReindex(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "Moved the run indexes from 1 to 4 shards: ")
 	require.Contains(t, r.stdout, "Start the services with BRAID_REDIS_INDEX_SHARDS=4.")
+	require.Equal(t, "Copying the entries of 4 index keys: 0 done, 3 entries copied so far\nRemoving the old index keys: 0 of 4 done\n", r.stderr,
+		"progress goes to stderr (the three fixed families and the workflow's index)")
 	four := statestore.Keys{Namespace: ns, Shards: 4}
 	require.NoError(t, four.CheckLayout(ctx, rdb))
 	for _, run := range runs {
@@ -80,4 +83,30 @@ func TestAdminReindex(t *testing.T) {
 	r = braid(t, map[string]string{"BRAID_REDIS_URL": "redis://127.0.0.1:1/0"}, "", "admin", "reindex", "--shards", "2")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "BRAID_REDIS_URL")
+}
+
+// TestReindexReporter: a line when each phase starts, then one every
+// interval while the phase lasts, none for the phase's last report.
+func TestReindexReporter(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	now := time.Unix(0, 0)
+	report := reindexReporter(&out, 2*time.Second, func() time.Time { return now })
+	step := func(d time.Duration, p statestore.ReindexProgress) {
+		now = now.Add(d)
+		report(p)
+	}
+	step(0, statestore.ReindexProgress{Phase: "copy", KeysDone: 0, Keys: 3, Entries: 1000})
+	step(time.Second, statestore.ReindexProgress{Phase: "copy", KeysDone: 0, Keys: 3, Entries: 2000})
+	step(1500*time.Millisecond, statestore.ReindexProgress{Phase: "copy", KeysDone: 1, Keys: 3, Entries: 3000})
+	step(100*time.Millisecond, statestore.ReindexProgress{Phase: "copy", KeysDone: 2, Keys: 3, Entries: 3500})
+	step(5*time.Second, statestore.ReindexProgress{Phase: "copy", KeysDone: 3, Keys: 3, Entries: 3600})
+	step(0, statestore.ReindexProgress{Phase: "clean", KeysDone: 0, Keys: 3, Entries: 3600})
+	step(3*time.Second, statestore.ReindexProgress{Phase: "clean", KeysDone: 1, Keys: 3, Entries: 3600})
+	step(3*time.Second, statestore.ReindexProgress{Phase: "clean", KeysDone: 3, Keys: 3, Entries: 3600})
+	require.Equal(t, `Copying the entries of 3 index keys: 0 done, 1000 entries copied so far
+Copying the entries of 3 index keys: 1 done, 3000 entries copied so far
+Removing the old index keys: 0 of 3 done
+Removing the old index keys: 1 of 3 done
+`, out.String())
 }
