@@ -70,6 +70,9 @@ type NodeFields struct {
 	RetryAt Time `json:"retry_at,omitzero"`
 	// WaitingReason says why a node that is not running waits.
 	WaitingReason string `json:"waiting_reason,omitempty"`
+	// ApprovalMessage is an approval node's config message, for whoever
+	// decides.
+	ApprovalMessage string `json:"approval_message,omitempty"`
 	// MaxAttempts is the highest attempt number the current try may reach:
 	// what the node's retry policy allows, counted on from the attempts
 	// made before a retry or rerun of the run last reset the node (so

@@ -113,6 +113,7 @@ func (f *NodeFields) appendFields(b []byte) []byte {
 	b = appendText(b, `,"reason":`, f.Reason)
 	b = appendTime(b, `,"retry_at":`, f.RetryAt)
 	b = appendText(b, `,"waiting_reason":`, f.WaitingReason)
+	b = appendText(b, `,"approval_message":`, f.ApprovalMessage)
 	b = appendCount(b, `,"max_attempts":`, f.MaxAttempts)
 	b = appendCount(b, `,"lost":`, f.Lost)
 	b = appendPast(b, f.PastAttempts)

@@ -79,7 +79,7 @@ func everyFieldRun() Run {
 		Nodes: []Node{
 			{ID: "x", DependsOn: []string{"a", "b"}, NodeFields: NodeFields{Handler: "http", State: "retry_wait", Attempt: 3,
 				QueuedAt: At(t0), StartedAt: At(t0), FinishedAt: At(t0), QueueWaitMs: ptr[int64](-1), DurationMs: ptr[int64](1 << 62),
-				Worker: "w", Error: "e", Reason: "r", RetryAt: At(t0.Add(time.Minute)), WaitingReason: "backoff",
+				Worker: "w", Error: "e", Reason: "r", RetryAt: At(t0.Add(time.Minute)), WaitingReason: "backoff", ApprovalMessage: "ship it?",
 				MaxAttempts: 5, Lost: 2, PastAttempts: past, Instances: &InstanceCounts{Total: 10, Pending: 1, Running: 2, Succeeded: 3, Failed: 4, Cancelled: -1}},
 			},
 			{ID: "zeros", DependsOn: []string{}, NodeFields: NodeFields{QueueWaitMs: ptr[int64](0), DurationMs: ptr[int64](0),

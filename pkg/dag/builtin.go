@@ -38,6 +38,21 @@ func (c *checker) checkBuiltin(n *Node, path string) {
 	}
 }
 
+// ApprovalMessage is approval node n's config message, shown to whoever
+// decides: "" when it has none or n is not an approval node.
+func (n *Node) ApprovalMessage() string {
+	if n.Handler != HandlerApproval || len(n.Config) == 0 {
+		return ""
+	}
+	var cfg struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(n.Config, &cfg) != nil {
+		return ""
+	}
+	return cfg.Message
+}
+
 // checkWait requires exactly one of duration and until, each valid unless
 // it is a template (resolved, and checked again, at run time).
 func (c *checker) checkWait(n *Node, path string) {

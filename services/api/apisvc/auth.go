@@ -55,9 +55,24 @@ func (s *Server) unauthorized(c *gin.Context, challenge, detail string) {
 // rateLimit, so refused requests count against the key's rate as well.
 func authorize(c *gin.Context) {
 	p := c.MustGet(ctxPrincipal).(principal)
-	if p.Role != RoleWrite && !readOnly(c.Request.Method) {
-		abort(c, errForbidden("API key %q has role read; %s %s needs a write key", p.Name, c.Request.Method, c.FullPath()))
+	if p.Role != RoleWrite && !readOnly(c.Request.Method) && !readOnlyPosts[c.FullPath()] {
+		abort(c, errForbidden("API key %q has role read; %s %s needs a write key", p.Name, c.Request.Method, routeTemplate(c.FullPath())))
 	}
+}
+
+// readOnlyPosts are the POST routes that change nothing, open to read keys.
+var readOnlyPosts = map[string]bool{"/workflows/validate": true}
+
+// routeTemplate writes a gin route as the API reference does: /runs/{id},
+// not /runs/:id.
+func routeTemplate(route string) string {
+	parts := strings.Split(route, "/")
+	for i, p := range parts {
+		if len(p) > 1 && (p[0] == ':' || p[0] == '*') {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 // credential returns the key from X-API-Key or Authorization: Bearer.

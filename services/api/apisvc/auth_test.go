@@ -52,7 +52,14 @@ func TestAuth(t *testing.T) {
 		}
 	}
 	p := e.must(req{method: "POST", path: "/workflows/" + name + "/runs", key: readSecret}, http.StatusForbidden).problem(t)
-	require.Contains(t, p.Detail, `"viewer" has role read`)
+	require.Equal(t, `API key "viewer" has role read; POST /workflows/{name}/runs needs a write key`, p.Detail, "the route as the API reference writes it")
+	p = e.must(req{method: "POST", path: "/runs/r1/tasks/gate/approve", key: readSecret}, http.StatusForbidden).problem(t)
+	require.Contains(t, p.Detail, "POST /runs/{id}/tasks/{node}/approve needs a write key")
+	var checked struct {
+		Valid bool `json:"valid"`
+	}
+	e.must(req{method: "POST", path: "/workflows/validate", key: readSecret, body: `{"name":"x","nodes":[{"id":"a","handler":"noop"}]}`}, http.StatusOK).json(t, &checked)
+	require.True(t, checked.Valid, "validating changes nothing: a read key may")
 
 	logs := e.logs.String()
 	require.Contains(t, logs, `"key_name":"admin"`, "requests are logged with the key's name")

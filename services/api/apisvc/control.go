@@ -110,6 +110,8 @@ func checkApplies(spec controlSpec, r *loadedRun) error {
 		return errConflict("run %q already %s; %s applies to unfinished runs", r.id, st, spec.verb)
 	case spec.verb == "cancel" && st == records.RunCancelling:
 		return errConflict("run %q is already cancelling", r.id)
+	case spec.verb == "retry" && st == records.RunSucceeded:
+		return errConflict("run %q succeeded: retry re-runs failed, skipped and cancelled nodes, and it has none (rerun?from=<node> runs a node and what follows it again)", r.id)
 	}
 	return nil
 }
@@ -139,7 +141,9 @@ func (s *Server) approval(approve bool) gin.HandlerFunc {
 	}
 }
 
-// checkApproval accepts only an approval node that is waiting.
+// checkApproval accepts only an approval node that awaits a decision (the
+// orchestrator ignores a decision for any other, so accepting one would
+// lose it): one whose turn has not come yet, or that is over, gets a 409.
 func checkApproval(r *loadedRun, node string) error {
 	i, err := r.nodeIndex(node)
 	if err != nil {
@@ -148,8 +152,16 @@ func checkApproval(r *loadedRun, node string) error {
 	if h := r.graph.Def.Nodes[i].Handler; h != "approval" {
 		return errConflict("node %s is not an approval node (its handler is %q)", node, h)
 	}
-	if r.status().Terminal() || r.nodes[i].State.Terminal() {
-		return errConflict("approval node %s of run %q is no longer waiting (node %s, run %s)", node, r.id, r.nodes[i].State, r.status())
+	st := r.nodes[i].State
+	switch {
+	case r.status().Terminal() || st.Terminal():
+		return errConflict("approval node %s of run %q is no longer waiting (node %s, run %s)", node, r.id, st, r.status())
+	case st != records.NodeQueued:
+		why := waitingReason(r.graph, i, r.nodes, r.waitContext(time.Now(), nil))
+		if why == "" {
+			why = "node " + string(st)
+		}
+		return errConflict("approval node %s of run %q is not awaiting a decision yet (%s); approve or reject it once it is", node, r.id, why)
 	}
 	return nil
 }

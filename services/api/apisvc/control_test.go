@@ -47,6 +47,8 @@ func TestRetryThroughAPI(t *testing.T) {
 	run = e.waitStatus(id, "succeeded", 30*time.Second)
 	require.Equal(t, 2, run.Nodes[0].Attempt, "the retry is a new attempt")
 	require.Equal(t, "succeeded", run.Nodes[1].State)
+	p := e.must(req{method: "POST", path: "/runs/" + id + "/retry"}, http.StatusConflict).problem(t)
+	require.Contains(t, p.Detail, "succeeded: retry re-runs failed, skipped and cancelled nodes, and it has none", "a retry that would do nothing is refused")
 
 	e.must(req{method: "POST", path: "/runs/" + id + "/rerun?from=done"}, http.StatusAccepted)
 	require.Eventually(t, func() bool {
@@ -67,8 +69,38 @@ func TestControlPreconditions(t *testing.T) {
 	require.Contains(t, p.Detail, "applies to finished runs")
 	p = e.must(req{method: "POST", path: "/runs/" + id + "/tasks/a/approve"}, http.StatusConflict).problem(t)
 	require.Contains(t, p.Detail, "node a is not an approval node")
-	e.must(req{method: "POST", path: "/runs/" + id + "/tasks/ok/approve"}, http.StatusAccepted)
-	e.must(req{method: "POST", path: "/runs/" + id + "/tasks/ok/reject", body: `{"reason":"no"}`}, http.StatusAccepted)
+	for _, verb := range []string{"approve", "reject"} {
+		p = e.must(req{method: "POST", path: "/runs/" + id + "/tasks/ok/" + verb, body: `{"reason":"early"}`}, http.StatusConflict).problem(t)
+		require.Equal(t, `approval node ok of run "`+id+`" is not awaiting a decision yet (run not started yet: waiting for the orchestrator); approve or reject it once it is`, p.Detail,
+			"a decision the orchestrator would ignore is refused, not accepted and lost")
+	}
 	e.must(req{method: "POST", path: "/runs/" + id + "/tasks/nope/approve"}, http.StatusNotFound).problem(t)
 	e.must(req{method: "POST", path: "/runs/missing-run/cancel"}, http.StatusNotFound).problem(t)
+}
+
+// TestApprovalBeforeItsTurn: an approve or reject for an approval node
+// whose parents have not finished is refused with a 409 saying why (the
+// orchestrator would ignore it), and the node still waits for a decision
+// when its turn comes.
+func TestApprovalBeforeItsTurn(t *testing.T) {
+	t.Parallel()
+	e := setup(t, envOpts{engine: true})
+	name, _ := e.register(`{"name":"early","nodes":[{"id":"nap","handler":"wait","config":{"duration":"1h"}},{"id":"gate","handler":"approval","depends_on":["nap"],"config":{"message":"Ship <it>?"}}]}`)
+	id := e.startRun(name, nil, nil)
+	require.Eventually(t, func() bool {
+		var v runView
+		e.must(req{method: "GET", path: "/runs/" + id}, http.StatusOK).json(t, &v)
+		return v.Nodes[0].State == "running"
+	}, 30*time.Second, 10*time.Millisecond, "the wait node sleeps")
+	for _, verb := range []string{"approve", "reject"} {
+		p := e.must(req{method: "POST", path: "/runs/" + id + "/tasks/gate/" + verb}, http.StatusConflict).problem(t)
+		require.Equal(t, `approval node gate of run "`+id+`" is not awaiting a decision yet (waiting for parents: nap); approve or reject it once it is`, p.Detail)
+	}
+	var v runView
+	e.must(req{method: "GET", path: "/runs/" + id}, http.StatusOK).json(t, &v)
+	require.Equal(t, "pending", v.Nodes[1].State)
+	require.Equal(t, "Ship <it>?", v.Nodes[1].ApprovalMessage, "the message for whoever decides")
+	require.Empty(t, v.Nodes[0].ApprovalMessage)
+	e.must(req{method: "POST", path: "/runs/" + id + "/cancel"}, http.StatusAccepted)
+	e.waitStatus(id, "cancelled", 30*time.Second)
 }

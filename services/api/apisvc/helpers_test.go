@@ -274,12 +274,13 @@ type runView struct {
 	Status string `json:"status"`
 	Seq    uint64 `json:"seq"`
 	Nodes  []struct {
-		ID            string `json:"id"`
-		State         string `json:"state"`
-		Attempt       int    `json:"attempt"`
-		Worker        string `json:"worker"`
-		Error         string `json:"error"`
-		WaitingReason string `json:"waiting_reason"`
+		ID              string `json:"id"`
+		State           string `json:"state"`
+		Attempt         int    `json:"attempt"`
+		Worker          string `json:"worker"`
+		Error           string `json:"error"`
+		WaitingReason   string `json:"waiting_reason"`
+		ApprovalMessage string `json:"approval_message"`
 	} `json:"nodes"`
 }
 

@@ -15,7 +15,7 @@ import (
 // Role is what an API key may do.
 type Role string
 
-// Roles: read keys may only GET; write keys may do everything.
+// Roles: read keys may only GET (and validate a definition); write keys may do everything.
 const (
 	RoleRead  Role = "read"
 	RoleWrite Role = "write"

@@ -70,6 +70,7 @@ func viewNode(n dag.Node, rec records.NodeRecord, now time.Time) apiwire.NodeFie
 		QueuedAt: apiwire.UnixMilli(rec.QueuedAt), StartedAt: apiwire.UnixMilli(rec.StartedAt), FinishedAt: apiwire.UnixMilli(finished),
 		QueueWaitMs: wait, DurationMs: run, Worker: rec.Worker, Error: rec.Error, Reason: rec.Reason,
 		RetryAt: apiwire.UnixMilli(rec.RetryAt), Lost: rec.Lost, PastAttempts: viewPast(rec.Past),
+		ApprovalMessage: n.ApprovalMessage(),
 	}
 }
 

@@ -100,7 +100,8 @@ func TestRunsAndGetTables(t *testing.T) {
 			"worker":"w-1","error":"shell: exit code 3",
 			"past_attempts":[{"attempt":1,"outcome":"lost","worker":"w-0","queue_wait_ms":4200,"error":"lost: worker w-0 stopped responding"},
 			{"attempt":1,"outcome":"failed","worker":"w-2","queue_wait_ms":3,"duration_ms":1500,"error":"shell: exit code 1"}]},
-			{"id":"ok","state":"queued","attempt":1,"queue_wait_ms":0,"duration_ms":61000,"waiting_reason":"awaiting approval"},
+			{"id":"ok","state":"queued","attempt":1,"queue_wait_ms":0,"duration_ms":61000,"waiting_reason":"awaiting approval",
+			"approval_message":"Ship \u001b[31mit?"},
 			{"id":"b","state":"pending","waiting_reason":"waiting for parents: a"},
 			{"id":"fan","state":"running","attempt":1,"max_attempts":1,
 			"instances":{"total":10,"pending":4,"running":2,"succeeded":4,"failed":0,"cancelled":0}}]}`),
@@ -119,7 +120,8 @@ func TestRunsAndGetTables(t *testing.T) {
 	require.Contains(t, res.stdout, "attempt history\n"+
 		"  a attempt 1 lost (waited 4.2s, never started): lost: worker w-0 stopped responding\n"+
 		"  a attempt 1 failed (waited 3ms, ran 1.5s): shell: exit code 1\n")
-	require.Regexp(t, `(?m)^ok\s+queued\s+1\s+0s\s+1m1s\s+-\s+awaiting approval$`, res.stdout, "a zero wait is 0s, not absent")
+	require.Regexp(t, `(?m)^ok\s+queued\s+1\s+0s\s+1m1s\s+-\s+awaiting approval: "Ship \\x1b\[31mit\?"$`, res.stdout,
+		"a zero wait is 0s, not absent; the approval's message quoted, no terminal escape let through")
 	require.Regexp(t, `(?m)^b\s+pending\s+-\s+-\s+-\s+-\s+waiting for parents: a$`, res.stdout)
 	require.Regexp(t, `(?m)^fan\s+running\s+1/1\s+-\s+-\s+-\s+10 instances: 4 succeeded, 2 running, 4 pending$`, res.stdout)
 
@@ -147,6 +149,9 @@ func TestUsageErrors(t *testing.T) {
 		{"dev negative procs", []string{"dev", "--procs", "-1"}, "--procs -1"},
 		{"logs needs node", []string{"logs", "r"}, "usage: braid logs RUN NODE"},
 		{"watch and wait", []string{"run", "wf", "--watch", "--wait"}, "--watch and --wait exclude each other"},
+		{"runs limit zero", []string{"runs", "--limit", "0"}, "--limit 0: list at least 1"},
+		{"runs limit negative", []string{"runs", "--limit", "-1"}, "--limit -1: list at least 1"},
+		{"workflows limit zero", []string{"workflows", "--limit", "0"}, "--limit 0: list at least 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -101,11 +101,16 @@ func pastTimes(p apiwire.PastAttempt) string {
 	return ""
 }
 
-// nodeDetail is a node's error when it has one, else why it is waiting,
-// else why it ended as it did (e.g. skipped by its when condition), else a
-// fan-out node's instance counts.
+// nodeDetail is a node's error when it has one, else why it is waiting
+// (with an approval node's message while it awaits a decision), else why it
+// ended as it did (e.g. skipped by its when condition), else a fan-out
+// node's instance counts.
 func nodeDetail(n client.Node) string {
-	return cmp.Or(n.Error, n.WaitingReason, n.Reason, instanceCounts(n.Instances))
+	waiting := n.WaitingReason
+	if n.State == "queued" && n.ApprovalMessage != "" && waiting != "" {
+		waiting += ": " + strconv.Quote(n.ApprovalMessage)
+	}
+	return cmp.Or(n.Error, waiting, n.Reason, instanceCounts(n.Instances))
 }
 
 // instanceCounts is "4 instances: 3 succeeded, 1 running" (the states with

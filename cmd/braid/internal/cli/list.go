@@ -20,6 +20,9 @@ func newPageCmd[P any](a *app, use, short, noun string, limit int,
 		Short: short,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -34,9 +37,18 @@ func newPageCmd[P any](a *app, use, short, noun string, limit int,
 			return print(page)
 		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", limit, "most "+noun+" to list")
+	cmd.Flags().IntVar(&limit, "limit", limit, "most "+noun+" to list (at least 1; the api allows up to 500)")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after the previous page (printed at its end)")
 	return cmd
+}
+
+// checkLimit refuses a --limit below 1 (the api takes 1 to 500 and says so
+// past the top).
+func checkLimit(n int) error {
+	if n < 1 {
+		return usageErrorf("--limit %d: list at least 1 (the api allows up to 500 a page; --cursor continues)", n)
+	}
+	return nil
 }
 
 // endList writes table t of a page of n items out, then says so when the

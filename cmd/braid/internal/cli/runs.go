@@ -15,6 +15,9 @@ func newRunsCmd(a *app) *cobra.Command {
 		Short: "List runs, newest first",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkLimit(f.Limit); err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -32,7 +35,7 @@ func newRunsCmd(a *app) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.Workflow, "workflow", "", "only runs of this workflow")
 	fl.StringVar(&f.Status, "status", "", "only runs in this status (pending, running, succeeded, failed, cancelling, cancelled)")
-	fl.IntVar(&f.Limit, "limit", 20, "most runs to list")
+	fl.IntVar(&f.Limit, "limit", 20, "most runs to list (at least 1; the api allows up to 500)")
 	fl.StringVar(&f.Cursor, "cursor", "", "continue after the previous page (printed at its end)")
 	return cmd
 }
