@@ -108,6 +108,8 @@ services/api/apisvc/runs_delete.go|		if time.Now().Add(pause).After(deadline) {|
 pkg/statestore/reindex.go|		if targets[ik.key] {|		if false && targets[ik.key] {|pkg|./statestore|^TestReindex$
 pkg/statestore/reindex.go|		{k.TimerShards(), func(n Keys, m string) string {|		{nil, func(n Keys, m string) string {|pkg|./statestore|^TestReindex$
 pkg/statestore/layout.go|	if to := moving.Val(); to != "" {|	if to := moving.Val(); false {|pkg|./statestore|^TestReindex$
+services/orchestrator/orchsvc/runlocks.go|		if ls.pending {|		if false && ls.pending {|services/orchestrator|./orchsvc|^TestLeasesPendingAndLetGoLocksAreNotLost$
+services/orchestrator/orchsvc/runlocks.go|		if l.m[hl.Run] != kept[hl.Run] {|		if false {|services/orchestrator|./orchsvc|^TestLeasesPendingAndLetGoLocksAreNotLost$
 services/api/apisvc/endings.go|if status == "" \|\| records.RunStatus(status).Terminal() {|if records.RunStatus(status).Terminal() {|services/api|./apisvc|^TestEndingsRecheck$
 services/api/apisvc/endings.go|case err != nil && !failing && ctx.Err() == nil:|case err != nil && ctx.Err() == nil:|services/api|./apisvc|^TestEndingsRecheck$
 LIST

@@ -91,6 +91,38 @@ func (c *ctxConn) Write(b []byte) (int, error) {
 	return n, c.cut(err)
 }
 
+// readSlack is how much later than kafka-go asks a consumer connection's
+// reads time out. kafka-go gives a fetch a read deadline of MaxWait and asks
+// the broker to answer a quarter of it earlier (62 ms of the default 250):
+// on a loaded machine — two cores running the whole stack, or a busy broker
+// — the answer to an idle partition's long poll came after the deadline, and
+// kafka-go logged "the kafka reader got an unknown error … i/o timeout",
+// closed the connection and dialed again (dozens of such lines in ten
+// minutes of load on `braid dev`). A broker that does not answer at all is
+// still given up on, a second later.
+const readSlack = time.Second
+
+// SetReadDeadline is net.Conn's, readSlack later (a zero time stays zero).
+func (c *ctxConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(slackened(t))
+}
+
+// SetDeadline sets the write deadline to t and the read deadline readSlack
+// later.
+func (c *ctxConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.Conn.SetReadDeadline(slackened(t))
+}
+
+func slackened(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Add(readSlack)
+}
+
 // cut returns err joined with the dial context's error once that context
 // has ended, when the connection failed because its end closed it: kafka-go
 // then sees context.Canceled and its partition reader returns quietly ("another

@@ -63,9 +63,14 @@ func (s *Service) prepare(ctx context.Context, groups []*runBatch, first bool) e
 // this orchestrator's lease before the pipeline runs: if the pipeline
 // fails, the lock may have been taken, and the failed batch's disownAll
 // then releases it (compare-and-delete) instead of leaving it to expire.
+// The lease is pending until started settles it: a refresh that ran before
+// the pipeline took the lock would otherwise find no lock, take the lease
+// for lost and forget it — and the lock the start then took would block
+// the run's next batch until it expired (under load, dozens of runs a
+// second; nothing refreshed it).
 func (s *Service) queueStart(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
 	req := statestore.LockRequest{HeldLock: statestore.HeldLock{Run: g.run, Value: g.lock}, Prev: s.leases.value(g.run)}
-	s.leases.add(g.run, g.lock)
+	s.leases.addPending(g.run, g.lock)
 	g.start = s.keys.QueueStart(ctx, pipe, g.write, req, s.cfg.LockTTL)
 }
 
@@ -80,6 +85,8 @@ func (s *Service) started(g *runBatch) (bool, error) {
 	}
 	if outcome == statestore.StartLocked {
 		s.leases.take([]string{g.run}) // another holder's lock: nothing to release
+	} else {
+		s.leases.confirm(g.run, g.lock)
 	}
 	if outcome != statestore.StartApplied {
 		s.log.Debug("optimistic start fell back to the normal path", logkey.RunID, g.run, logkey.Outcome, outcome)

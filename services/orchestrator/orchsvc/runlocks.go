@@ -30,6 +30,10 @@ type leases struct {
 type lease struct {
 	value    string // the lock's value: a random token + the orchestrator id
 	lastUsed time.Time
+	// pending marks a lease recorded before the pipeline that takes its lock
+	// has run (an optimistic start): until confirm, a tick neither refreshes
+	// it nor takes a missing lock for a lost one.
+	pending bool
 }
 
 func newLeases(rdb redis.UniversalClient, keys statestore.Keys, ttl, idle time.Duration, log *slog.Logger) *leases {
@@ -44,6 +48,24 @@ func (l *leases) add(run, value string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.m[run] = &lease{value: value, lastUsed: time.Now()}
+}
+
+// addPending records a lock about to be taken in a pipeline that has not
+// run yet (see lease.pending); confirm or take settles it.
+func (l *leases) addPending(run, value string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[run] = &lease{value: value, lastUsed: time.Now(), pending: true}
+}
+
+// confirm records that the pending lease of run with value now holds its
+// lock.
+func (l *leases) confirm(run, value string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ls := l.m[run]; ls != nil && ls.value == value {
+		ls.pending = false
+	}
 }
 
 // value is the value of run's lease, "" when there is none.
@@ -137,15 +159,19 @@ func (l *leases) keepAlive(ctx context.Context, tick time.Duration) {
 }
 
 // maintain releases the locks idle for longer than idle (or retired) and
-// refreshes the others: one pipeline each. Picking and forgetting the idle
-// ones is one step under mu, so a lease the event loop touched in between
-// is never released under it.
+// refreshes the others but the pending ones (their pipeline sets the TTL):
+// one pipeline each. Picking and forgetting the idle ones is one step
+// under mu, so a lease the event loop touched in between is never released
+// under it.
 func (l *leases) maintain(ctx context.Context, now time.Time) {
 	l.mu.Lock()
 	var idle, keep []statestore.HeldLock
 	kept := make(map[string]*lease, len(l.m))
 	for run, ls := range l.m {
 		hl := statestore.HeldLock{Run: run, Value: ls.value}
+		if ls.pending {
+			continue
+		}
 		if now.Sub(ls.lastUsed) > l.idle {
 			idle = append(idle, hl)
 			delete(l.m, run)
@@ -160,7 +186,8 @@ func (l *leases) maintain(ctx context.Context, now time.Time) {
 }
 
 // refresh extends every lock in one pipeline; a lock found lost is
-// forgotten (unless it was replaced meanwhile by a newer lease).
+// forgotten, unless the event loop let it go or replaced it by a newer
+// lease meanwhile (then it was not lost, only no longer this lease).
 func (l *leases) refresh(ctx context.Context, locks []statestore.HeldLock, kept map[string]*lease) {
 	lost, err := l.keys.RefreshLocks(ctx, l.rdb, locks, l.ttl)
 	if err != nil {
@@ -172,9 +199,10 @@ func (l *leases) refresh(ctx context.Context, locks []statestore.HeldLock, kept 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, hl := range lost {
-		l.log.Warn("lost run lock", logkey.RunID, hl.Run)
-		if l.m[hl.Run] == kept[hl.Run] {
-			delete(l.m, hl.Run)
+		if l.m[hl.Run] != kept[hl.Run] {
+			continue
 		}
+		l.log.Warn("lost run lock", logkey.RunID, hl.Run)
+		delete(l.m, hl.Run)
 	}
 }
