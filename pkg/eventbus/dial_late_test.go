@@ -93,3 +93,20 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
+
+// TestSlowBrokerAdmin: with every answer of the broker 100 ms late (a
+// broker far away, or a loaded one), topics are created and checked and a
+// consumer and a producer start: the admin client's metadata refresh once
+// gave itself topicPoll (50 ms) and never succeeded, so NewConsumer failed
+// after AdminTimeout with "check topics …: i/o timeout".
+func TestSlowBrokerAdmin(t *testing.T) {
+	t.Parallel()
+	k := testinfra.StartKafka(t)
+	b := bus{cfg: Config{Brokers: k.Addrs, TopicPrefix: testinfra.UniqueName(t, "t") + ".", Dial: lateAnswers(t, 100*time.Millisecond)}, kafka: k}
+	require.NoError(t, EnsureTopics(testCtx(t), b.cfg, eventsv1.TopicTaskComplete))
+	c := b.consumer(t, "slow", eventsv1.TopicTaskComplete)
+	p := b.producer(t)
+	want := publishResults(t, p, "r1", 1)
+	got := fetchN(t, c, 1)
+	require.Equal(t, want[0].Value, got[0].Value)
+}

@@ -112,12 +112,21 @@ func requireTopics(ctx context.Context, cfg Config, names []string) error {
 	}
 }
 
-// adminClient returns a client on its own transport, whose metadata cache
-// refreshes every topicPoll, and a func that closes its connections. A fresh
-// transport also avoids kafka.DefaultTransport's pooled connections, which
-// fail once with "unexpected EOF" after a broker restart.
+// adminMetadataTTL is how often the admin client's transport refreshes its
+// cluster metadata — and how long kafka-go lets each refresh take, which is
+// why it is not topicPoll: at 50 ms a broker whose answers took longer (far
+// away, or loaded) never gave the transport its metadata, and every admin
+// request, NewConsumer's topic check included, failed after AdminTimeout.
+// The readiness checks do not wait on this cache: each asks the brokers
+// itself, every topicPoll.
+const adminMetadataTTL = 2 * time.Second
+
+// adminClient returns a client on its own transport and a func that closes
+// its connections. A fresh transport also avoids kafka.DefaultTransport's
+// pooled connections, which fail once with "unexpected EOF" after a broker
+// restart.
 func adminClient(cfg Config) (*kafka.Client, func()) {
-	tr := &kafka.Transport{ClientID: cfg.ClientID, MetadataTTL: topicPoll, TLS: cfg.TLS, SASL: cfg.SASL, Dial: cfg.Dial}
+	tr := &kafka.Transport{ClientID: cfg.ClientID, MetadataTTL: adminMetadataTTL, TLS: cfg.TLS, SASL: cfg.SASL, Dial: cfg.Dial}
 	client := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: cfg.AdminTimeout, Transport: tr}
 	return client, tr.CloseIdleConnections
 }
