@@ -70,26 +70,25 @@ func decodeScheduleBody(raw []byte) (scheduleBody, []FieldError, error) {
 	return b, errs, nil
 }
 
-// scheduleBodyOf reads and checks the body of a create or update; required
-// names the fields it must send. Every field's problem is reported at once.
-func scheduleBodyOf(c *gin.Context, required ...string) (scheduleBody, error) {
+// scheduleBodyOf reads the body of a create or update; required names the
+// fields it must send. A body that cannot be read is an error; its fields'
+// problems (missing, unknown, of the wrong type) come back as a list, for
+// checkSchedule to report with the rest, all at once.
+func scheduleBodyOf(c *gin.Context, required ...string) (scheduleBody, []FieldError, error) {
 	raw, err := readJSONBody(c)
 	if err != nil {
-		return scheduleBody{}, err
+		return scheduleBody{}, nil, err
 	}
 	body, errs, err := decodeScheduleBody(raw)
 	if err != nil {
-		return body, err
+		return body, nil, err
 	}
 	for _, name := range required {
 		if !body.Sent[name] {
 			errs = append(errs, FieldError{Path: "$." + name, Message: name + " is required"})
 		}
 	}
-	if len(errs) > 0 {
-		return body, errInvalid(scheduleDetail(errs), errs)
-	}
-	return body, nil
+	return body, errs, nil
 }
 
 // stringField decodes a JSON string; null and other types are refused.

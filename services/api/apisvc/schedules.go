@@ -76,28 +76,37 @@ func applyBody(def *statestore.ScheduleDef, b scheduleBody) (timing bool) {
 	return timing
 }
 
-// checkSchedule validates def against the stored workflows: every problem
-// is listed with its path (422). checkWorkflow is false for a disabled
-// schedule whose workflow and input did not change, so that a schedule of
-// a deleted workflow can still be switched off. On success def's input is
-// compacted and its timetable returned.
-func (s *Server) checkSchedule(ctx context.Context, def *statestore.ScheduleDef, checkWorkflow bool) (schedule.Timetable, error) {
-	var errs []FieldError
-	if !workflowName.MatchString(def.Workflow) {
-		errs = append(errs, FieldError{Path: "$.workflow", Message: fmt.Sprintf("workflow name %q is invalid: names match [a-z0-9][a-z0-9_.-]{0,63}", def.Workflow)})
+// checkSchedule checks def as a create or update left it, after prior, the
+// body's own problems (a field missing or of the wrong type): every problem
+// is reported at once, a field's own first (a field with one is not checked
+// again). With checkWorkflow the workflow must exist and the input fit its
+// latest version. It returns def's timetable.
+func (s *Server) checkSchedule(ctx context.Context, def *statestore.ScheduleDef, checkWorkflow bool, prior []FieldError) (schedule.Timetable, error) {
+	errs := prior
+	bad := make(map[string]bool, len(prior))
+	for _, fe := range prior {
+		bad[fe.Path] = true
+	}
+	add := func(path, msg string) {
+		if !bad[path] {
+			errs = append(errs, FieldError{Path: path, Message: msg})
+		}
+	}
+	if bad["$.workflow"] || !workflowName.MatchString(def.Workflow) {
+		add("$.workflow", fmt.Sprintf("workflow name %q is invalid: names match [a-z0-9][a-z0-9_.-]{0,63}", def.Workflow))
 		checkWorkflow = false
 	}
 	if !schedule.ValidOverlap(def.Overlap) {
-		errs = append(errs, FieldError{Path: "$.overlap", Message: fmt.Sprintf("overlap %q is not a policy: want skip or allow", def.Overlap)})
+		add("$.overlap", fmt.Sprintf("overlap %q is not a policy: want skip or allow", def.Overlap))
 	}
 	loc, err := schedule.Zone(def.Timezone)
 	if err != nil {
-		errs = append(errs, FieldError{Path: "$.timezone", Message: err.Error()})
+		add("$.timezone", err.Error())
 		loc = time.UTC // still check the cron expression
 	}
 	tt, err := schedule.Parse(def.Cron, loc, time.UnixMilli(def.AnchorMs))
 	if err != nil {
-		errs = append(errs, FieldError{Path: "$.cron", Message: err.Error()})
+		add("$.cron", err.Error())
 	}
 	if checkWorkflow {
 		problems, err := s.checkScheduleWorkflow(ctx, def)

@@ -16,7 +16,7 @@ import (
 // {workflow, cron, timezone, input, enabled, overlap}; workflow and cron
 // are required, timezone defaults to UTC, enabled to true, overlap to skip.
 func (s *Server) createSchedule(c *gin.Context) {
-	body, err := scheduleBodyOf(c, "workflow", "cron")
+	body, problems, err := scheduleBodyOf(c, "workflow", "cron")
 	if err != nil {
 		abort(c, err)
 		return
@@ -28,7 +28,7 @@ func (s *Server) createSchedule(c *gin.Context) {
 	def.Timezone = cmp.Or(def.Timezone, "UTC")
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
-	tt, err := s.checkSchedule(ctx, &def, true)
+	tt, err := s.checkSchedule(ctx, &def, true, problems)
 	if err != nil {
 		abort(c, err)
 		return

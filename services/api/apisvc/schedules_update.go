@@ -16,8 +16,9 @@ import (
 func (s *Server) updateSchedule(c *gin.Context) {
 	id, err := scheduleParam(c)
 	var body scheduleBody
+	var problems []FieldError
 	if err == nil {
-		body, err = scheduleBodyOf(c)
+		body, problems, err = scheduleBodyOf(c)
 	}
 	var st statestore.StoredSchedule
 	if err == nil {
@@ -37,7 +38,7 @@ func (s *Server) updateSchedule(c *gin.Context) {
 	}
 	ctx, cancel := s.requestCtx(c)
 	defer cancel()
-	tt, err := s.checkSchedule(ctx, &def, def.Enabled || body.Workflow != nil || body.Input != nil)
+	tt, err := s.checkSchedule(ctx, &def, def.Enabled || body.Workflow != nil || body.Input != nil, problems)
 	if err != nil {
 		abort(c, err)
 		return
