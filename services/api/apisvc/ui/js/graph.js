@@ -4,6 +4,7 @@
 // zoom with the wheel or the buttons, fit, and find a node by id.
 
 import { svg, h } from "./dom.js";
+import { awaitsApproval } from "./states.js";
 
 const RING = 2 * Math.PI * 9; // progress ring circumference (r = 9)
 
@@ -134,7 +135,7 @@ function paint(it) {
     const note = c.failed ? `${c.failed} failed` : c.running ? `${c.running} running` : n.state;
     sub = `${done}/${c.total} · ${note}`;
     if (it.ring) it.ring.setAttribute("stroke-dasharray", `${c.total ? (RING * done) / c.total : 0} ${RING}`);
-  } else if (n.handler === "approval" && n.state === "queued") {
+  } else if (awaitsApproval(n)) {
     sub = "awaiting approval";
   } else if (n.max_attempts > 1 || n.attempt > 1) {
     sub += ` · ${n.attempt}/${n.max_attempts || n.attempt}`;

@@ -1,14 +1,18 @@
 // panel.js: the node panel: attempt n of max, timings, worker, idempotency
 // key, waiting reason, error, earlier attempts, output (on demand), live
-// log lines and the node's actions. A fan-out node shows its instances
+// log lines and the node's actions (an approval node's message next to
+// Approve and Reject; rerun once the run ended). A fan-out node shows its instances
 // (paged); picking one shows that instance's attempt, error, output and
 // live log, and the node's output is the assembled array.
 
 import { get, post, q, enc, stream } from "./api.js";
 import { h, clear, badge, button, fmtTime, fmtDuration } from "./dom.js";
 import { isWriter } from "./auth.js";
+import { ended, awaitsApproval } from "./states.js";
 
-export function nodePanel(el, runId, run, nodeId, reload) {
+// nodePanel shows node nodeId of run in el; reload re-reads the run, and
+// onClose hears the panel's own close button.
+export function nodePanel(el, runId, run, nodeId, reload, onClose = () => {}) {
   let logFeed = null;
   let alive = true;
   const logs = h("pre.logs#node-logs");
@@ -22,41 +26,54 @@ export function nodePanel(el, runId, run, nodeId, reload) {
   let instSeq = 0; // the latest instances() and showInstance() calls win
   let detailSeq = 0;
   let lastKey = "";
+  let timingEl = null;
 
   const base = `/runs/${enc(runId)}/tasks/${enc(nodeId)}`;
 
   function render(r) {
     const n = r.nodes.find((x) => x.id === nodeId);
     if (!n) return clear(el, h("p.muted", `No node ${nodeId}.`));
-    const key = JSON.stringify([n.state, n.attempt, n.error, n.waiting_reason, n.started_at, n.finished_at, n.instances, (n.past_attempts || []).length]);
-    if (key === lastKey) return;
+    const runEnded = ended(r.status);
+    const awaiting = awaitsApproval(n) && !runEnded;
+    // Why it waits: the api's reason; an approval node's own until the
+    // api's arrives (the run page drops a reason its state outdated).
+    const why = n.waiting_reason || (awaiting ? "awaiting approval" : "");
+    const key = JSON.stringify([n.state, n.attempt, n.error, why, n.started_at, n.finished_at, n.instances, (n.past_attempts || []).length, runEnded]);
+    if (key === lastKey) {
+      timingEl.textContent = timing(n); // re-read figures
+      return;
+    }
     lastKey = key;
     const ctl = (verb, label, cls = "") => button(label, async () => {
       try { await post(`${base}/${verb}`); reload(); } catch (err) { alert(err.message); }
     }, `small ${cls} act-${verb}`);
-    const waiting = n.handler === "approval" && ["queued", "running"].includes(n.state);
+    const message = n.approval_message;
+    timingEl = h("dd#node-timing", timing(n));
     clear(el,
-      h("div.section-head", h("h2.mono", nodeId), h("span.spacer"), button("×", () => { destroy(); clear(el); }, "small close")),
+      h("div.section-head", h("h2.mono", nodeId), h("span.spacer"), button("×", () => { destroy(); clear(el); onClose(); }, "small close")),
       h("p", badge(n.state), " ", n.instances
         ? h("span#node-attempt", `${n.instances.total} instances, up to ${n.max_attempts || 1} attempt${(n.max_attempts || 1) > 1 ? "s" : ""} each`)
         : h("span#node-attempt", `Attempt ${n.attempt || 0} of ${n.max_attempts || 1}`), n.lost ? h("span.muted", ` · lost ${n.lost}×`) : null),
+      awaiting ? h("div.approval#node-approval",
+        message ? h("p.approval-message#node-approval-message", message) : null,
+        isWriter() ? h("div.buttons", ctl("approve", "Approve", "primary"), ctl("reject", "Reject", "danger")) : null) : null,
       h("dl.facts",
         h("dt", "Handler"), h("dd", n.handler),
         h("dt", "Queued"), h("dd", fmtTime(n.queued_at)),
         h("dt", "Started"), h("dd", fmtTime(n.started_at)),
-        h("dt", "Time"), h("dd#node-timing", timing(n)),
+        h("dt", "Time"), timingEl,
         n.worker ? [h("dt", "Worker"), h("dd.mono#node-worker", n.worker)] : null,
         n.attempt && !n.instances ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:0:${n.attempt}`)] : null,
-        n.waiting_reason ? [h("dt", "Waiting"), h("dd#node-waiting", n.waiting_reason)] : null,
+        why ? [h("dt", "Waiting"), h("dd#node-waiting", why)] : null,
+        message && !awaiting ? [h("dt", "Message"), h("dd#node-approval-message", message)] : null,
         n.retry_at ? [h("dt", "Retry at"), h("dd", fmtTime(n.retry_at))] : null),
       n.error ? h("pre.error#node-error", n.error) : null,
       (n.past_attempts || []).length ? h("div", h("h4", "Attempt history"), h("ul.history#node-history", n.past_attempts.map((p) =>
         h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? ` on ${p.worker}` : "", pastTiming(p), p.error ? h("span.muted", ` — ${p.error}`) : null)))) : null,
-      isWriter() ? h("div.buttons",
-        waiting ? [ctl("approve", "Approve", "primary"), ctl("reject", "Reject", "danger")] : null,
-        button("Rerun from here", async () => {
-          try { await post(`/runs/${enc(runId)}/rerun` + q({ from: nodeId })); reload(); } catch (err) { alert(err.message); }
-        }, "small act-rerun")) : null,
+      // The api reruns only a run that ended.
+      isWriter() && runEnded ? h("div.buttons", button("Rerun from here", async () => {
+        try { await post(`/runs/${enc(runId)}/rerun` + q({ from: nodeId })); reload(); } catch (err) { alert(err.message); }
+      }, "small act-rerun")) : null,
       h("h4", n.instances ? "Output of all instances" : "Output"), out,
       n.instances ? [h("h4", "Instances"), inst, instDetail] : [h("h4", "Log"), logs]);
     output(n);
@@ -147,10 +164,14 @@ export function nodePanel(el, runId, run, nodeId, reload) {
     instFeed = { instance: i, attempt, ...follow(instLogs, `${base}/logs` + q({ follow: "true", attempt, instance: i })) };
   }
 
+  // followLogs follows the log of n's current attempt; a node not
+  // dispatched yet has none (the api answers 404 for attempt 1).
   function followLogs(n) {
-    const attempt = n.attempt || 1;
+    const attempt = n.attempt || 0;
     if (logFeed?.attempt === attempt) return;
     logFeed?.close();
+    logFeed = null;
+    if (!attempt) return clear(logs, h("span.muted", "No log yet: not started."));
     logFeed = { attempt, ...follow(logs, `${base}/logs` + q({ follow: "true", attempt })) };
   }
 

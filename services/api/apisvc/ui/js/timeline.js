@@ -6,12 +6,13 @@ import { h, clear, fmtDuration } from "./dom.js";
 
 const MAX_ROWS = 300;
 
-export function drawTimeline(el, run) {
+// drawTimeline draws run's timeline in el; running bars end at now (ms
+// since the epoch, on the api's clock). The chart keeps its scroll.
+export function drawTimeline(el, run, now = Date.now()) {
   const t = (s) => (s ? Date.parse(s) : NaN);
   const rows = run.nodes.filter((n) => n.queued_at || n.started_at).sort((a, b) => t(a.queued_at || a.started_at) - t(b.queued_at || b.started_at));
   if (!rows.length) return clear(el, h("p.muted", "Nothing has run yet."));
   const start = Math.min(...rows.map((n) => Math.min(t(n.queued_at || n.started_at), ...(n.past_attempts || []).map((p) => t(p.queued_at || p.started_at)).filter((x) => !isNaN(x)))));
-  const now = Date.now();
   const end = Math.max(...rows.map((n) => t(n.finished_at) || now), start + 1);
   const span = end - start;
   const pct = (x) => `${(100 * (x - start)) / span}%`;
@@ -34,6 +35,8 @@ export function drawTimeline(el, run) {
     bars.push(bar(`run.s-${n.state}`, s, f, `attempt ${n.attempt}: ${n.state} ${fmtDuration((isNaN(f) ? now : f) - s)}`));
     return h("div.tl-row", h("span.tl-name.mono", { title: n.id }, n.id), h("span.tl-track", bars));
   });
+  const scroll = el.querySelector(".tl")?.scrollTop || 0;
   clear(el, h("div.tl", h("div.tl-axis", h("span", "0"), h("span", fmtDuration(span))), lines,
     rows.length > MAX_ROWS ? h("p.muted", `${rows.length - MAX_ROWS} more nodes not shown`) : null));
+  if (scroll) el.firstChild.scrollTop = scroll;
 }
