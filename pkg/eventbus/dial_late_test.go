@@ -1,16 +1,15 @@
 package eventbus
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/testkit/syncbuf"
 	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
@@ -30,7 +29,7 @@ func TestLateLongPollIsNotAnError(t *testing.T) {
 	t.Parallel()
 	k := testinfra.StartKafka(t)
 	b := newBus(t, k, eventsv1.TopicTaskComplete)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	b.cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	b.cfg.Dial = lateAnswers(t, 40*time.Millisecond)
 	b.cfg.MaxWait = 100 * time.Millisecond
@@ -74,39 +73,4 @@ func lateAnswers(t *testing.T, delay time.Duration) func(context.Context, string
 		}()
 		return client, nil
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// TestSlowBrokerAdmin: with every answer of the broker 100 ms late (a
-// broker far away, or a loaded one), topics are created and checked and a
-// consumer and a producer start: the admin client's metadata refresh once
-// gave itself topicPoll (50 ms) and never succeeded, so NewConsumer failed
-// after AdminTimeout with "check topics …: i/o timeout".
-func TestSlowBrokerAdmin(t *testing.T) {
-	t.Parallel()
-	k := testinfra.StartKafka(t)
-	b := bus{cfg: Config{Brokers: k.Addrs, TopicPrefix: testinfra.UniqueName(t, "t") + ".", Dial: lateAnswers(t, 100*time.Millisecond)}, kafka: k}
-	require.NoError(t, EnsureTopics(testCtx(t), b.cfg, eventsv1.TopicTaskComplete))
-	c := b.consumer(t, "slow", eventsv1.TopicTaskComplete)
-	p := b.producer(t)
-	want := publishResults(t, p, "r1", 1)
-	got := fetchN(t, c, 1)
-	require.Equal(t, want[0].Value, got[0].Value)
 }

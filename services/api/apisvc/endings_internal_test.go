@@ -1,15 +1,16 @@
 package apisvc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/testkit/syncbuf"
 	"github.com/stretchr/testify/require"
 )
 
@@ -64,9 +65,8 @@ func TestEndingsRecheck(t *testing.T) {
 		}
 		return out, nil
 	}
-	var logs bytes.Buffer
-	var logMu sync.Mutex
-	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	logs := &syncbuf.Buffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); e.recheck(ctx, 5*time.Millisecond, statuses, log) }()
@@ -95,9 +95,7 @@ func TestEndingsRecheck(t *testing.T) {
 	}
 
 	require.Eventually(t, func() bool {
-		logMu.Lock()
-		defer logMu.Unlock()
-		return bytes.Contains(logs.Bytes(), []byte("re-check of waited-for runs failed"))
+		return strings.Contains(logs.String(), "re-check of waited-for runs failed")
 	}, 10*time.Second, 5*time.Millisecond)
 	mu.Lock()
 	failedFrom := len(chunks)
@@ -112,22 +110,7 @@ func TestEndingsRecheck(t *testing.T) {
 		return true
 	}, 10*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool {
-		logMu.Lock()
-		defer logMu.Unlock()
-		return bytes.Contains(logs.Bytes(), []byte("re-check of waited-for runs works again"))
+		return strings.Contains(logs.String(), "re-check of waited-for runs works again")
 	}, 10*time.Second, 5*time.Millisecond)
-	logMu.Lock()
-	require.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("failed")), "a failing streak is logged once:\n%s", logs.String())
-	logMu.Unlock()
-}
-
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	require.Equal(t, 1, strings.Count(logs.String(), "failed"), "a failing streak is logged once:\n%s", logs.String())
 }

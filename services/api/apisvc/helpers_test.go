@@ -1,7 +1,6 @@
 package apisvc_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,12 +10,12 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
+	"github.com/braidhq/braid/pkg/testkit/syncbuf"
 	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/braidhq/braid/services/api/apisvc"
 	"github.com/braidhq/braid/services/orchestrator/orchsvc"
@@ -34,22 +33,7 @@ const (
 )
 
 // syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // env is an api server over real Redis and Kafka, optionally with an
 // orchestrator and a worker, and a client that checks every exchange
