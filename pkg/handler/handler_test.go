@@ -100,6 +100,10 @@ func TestBuiltinsNames(t *testing.T) {
 	}
 	sort.Strings(names)
 	require.Equal(t, []string{"http", "llm", "noop", "shell", "simulate", "transform"}, names)
+	// The stock workers' consumer group is the built-in set's: a worker of
+	// every built-in handler joins worker.DefaultGroup.
+	require.Equal(t, worker.BuiltinHandlers, names)
+	require.Equal(t, worker.DefaultGroup, worker.GroupFor(names))
 }
 
 func TestConfigDefaults(t *testing.T) {

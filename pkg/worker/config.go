@@ -3,11 +3,14 @@ package worker
 import (
 	"cmp"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/braidhq/braid/pkg/confcheck"
@@ -17,8 +20,38 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultGroup is the consumer group every Braid worker joins on task.dispatch.
+// DefaultGroup is the consumer group on task.dispatch of the workers that
+// offer exactly the built-in handlers (BuiltinHandlers): the stock worker
+// and braid dev's. Workers offering another set join GroupFor's group of
+// that set.
 const DefaultGroup = "braid-workers"
+
+// BuiltinHandlers are the names of pkg/handler's built-in handlers, sorted
+// (pkg/handler's tests check they agree).
+var BuiltinHandlers = []string{"http", "llm", "noop", "shell", "simulate", "transform"}
+
+// GroupFor is the consumer group of the workers offering exactly handlers
+// (in any order): DefaultGroup for BuiltinHandlers, else "braid-workers."
+// and 16 hex digits of a hash of the sorted names. Workers offering the
+// same set share a group and split its partitions; workers offering
+// different sets are in different groups, so each pool sees every dispatch
+// and claims those of its own handlers (a dispatch's claim makes sure one
+// worker runs it, whichever pools offer its handler). A pool that shared a
+// group with another set would be handed dispatches it cannot run, and the
+// worker that can would never see them.
+func GroupFor(handlers []string) string {
+	names := slices.Clone(handlers)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if slices.Equal(names, BuiltinHandlers) {
+		return DefaultGroup
+	}
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%d:%s", len(n), n) // length-prefixed: no two sets hash the same bytes
+	}
+	return DefaultGroup + "." + hex.EncodeToString(h.Sum(nil)[:8])
+}
 
 // Defaults applied by New to zero Config fields.
 const (
@@ -60,7 +93,11 @@ type Config struct {
 	// a dispatch only when one of its Concurrency executors is free.
 	// Default DefaultConcurrency (4).
 	Concurrency int
-	// Group is the Kafka consumer group. Default DefaultGroup ("braid-workers").
+	// Group is the Kafka consumer group. Default GroupFor(the names of
+	// Handlers): DefaultGroup ("braid-workers") for the built-in set. Set
+	// it only to split workers of one handler set into groups of their own
+	// (each group then sees, and races to claim, every dispatch); never give
+	// workers of different handler sets one group.
 	Group string
 	// HeartbeatInterval is how often the registry entry is rewritten and,
 	// at most, how long the claim of an in-flight attempt goes unrefreshed
@@ -112,7 +149,9 @@ func (c Config) withDefaults() Config {
 	c.ID = cmp.Or(c.ID, defaultID())
 	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
 	c.Bus.FetchBuffer = cmp.Or(c.Bus.FetchBuffer, max(c.Concurrency, 1))
-	c.Group = cmp.Or(c.Group, DefaultGroup)
+	if c.Group == "" {
+		c.Group = GroupFor(slices.Collect(maps.Keys(c.Handlers)))
+	}
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
 	c.StartNotice = cmp.Or(c.StartNotice, DefaultStartNotice)
 	c.MaxInlineOutput = cmp.Or(c.MaxInlineOutput, DefaultMaxInlineOutput)

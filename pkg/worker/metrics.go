@@ -21,15 +21,10 @@ const (
 	outcomeTimedOut
 	outcomeStopped
 	outcomeHandedBack
-	outcomeNoHandler
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"succeeded", "failed", "timed_out", "stopped", "handed_back", "no_handler"}
-
-// otherHandler labels a dispatch for a handler this worker does not have
-// (the name comes from a workflow definition: it is not a label value).
-const otherHandler = "other"
+var outcomeNames = [numOutcomes]string{"succeeded", "failed", "timed_out", "stopped", "handed_back"}
 
 // handlerMetrics are one handler's label children, curried at New so that
 // an attempt costs two observations and a counter add.
@@ -42,6 +37,7 @@ type handlerMetrics struct {
 // read-only after New: safe for concurrent use.
 type workerMetrics struct {
 	byHandler map[string]*handlerMetrics
+	skipped   prometheus.Counter
 }
 
 // newWorkerMetrics registers the attempt metrics on r (a throwaway
@@ -62,8 +58,12 @@ func newWorkerMetrics(r prometheus.Registerer, handlers []string) (*workerMetric
 	if err != nil {
 		return nil, fmt.Errorf("worker metrics: %w", err)
 	}
-	m := &workerMetrics{byHandler: map[string]*handlerMetrics{}}
-	for _, h := range append(handlers, otherHandler) {
+	skipped, err := metrics.NewCounter(r, catalog.DispatchesSkipped)
+	if err != nil {
+		return nil, fmt.Errorf("worker metrics: %w", err)
+	}
+	m := &workerMetrics{byHandler: map[string]*handlerMetrics{}, skipped: skipped}
+	for _, h := range handlers {
 		hm := &handlerMetrics{wait: wait.WithLabelValues(h), duration: dur.WithLabelValues(h)}
 		for o, name := range outcomeNames {
 			hm.attempts[o] = attempts.WithLabelValues(h, name)
@@ -73,13 +73,9 @@ func newWorkerMetrics(r prometheus.Registerer, handlers []string) (*workerMetric
 	return m, nil
 }
 
-// of returns handler's children ("other" for a handler not run here).
-func (m *workerMetrics) of(handler string) *handlerMetrics {
-	if hm, ok := m.byHandler[handler]; ok {
-		return hm
-	}
-	return m.byHandler[otherHandler]
-}
+// of returns handler's children: a handler of this worker's (it claims
+// no other's dispatches).
+func (m *workerMetrics) of(handler string) *handlerMetrics { return m.byHandler[handler] }
 
 // began observes a's queue wait: from its dispatch (the node queued by the
 // orchestrator, on its clock) to its handler's start here.
@@ -99,8 +95,8 @@ func (m *workerMetrics) finished(ctx context.Context, a *attempt, err error, at 
 	hm.attempts[attemptOutcome(ctx, err)].Inc()
 }
 
-// noHandler counts a claimed dispatch failed for want of its handler.
-func (m *workerMetrics) noHandler() { m.byHandler[otherHandler].attempts[outcomeNoHandler].Inc() }
+// skip counts a dispatch left to another pool.
+func (m *workerMetrics) skip() { m.skipped.Inc() }
 
 // attemptOutcome tells how an attempt ended from its context and error,
 // the way conclude does.

@@ -39,17 +39,6 @@ func (w *Worker) handedBackResult(a *attempt) *eventsv1.TaskResult {
 	return r
 }
 
-// noHandlerResult fails a claimed dispatch whose handler this worker lacks.
-func (w *Worker) noHandlerResult(d *eventsv1.TaskDispatch) *eventsv1.TaskResult {
-	now := time.Now().UnixMilli()
-	return &eventsv1.TaskResult{
-		RunId: d.GetRunId(), NodeId: d.GetNodeId(), Instance: d.GetInstance(), Attempt: d.GetAttempt(),
-		Status:    eventsv1.TaskStatus_TASK_STATUS_FAILED,
-		Error:     fmt.Sprintf("worker %s has no handler %q", w.cfg.ID, d.GetHandler()),
-		Permanent: true, WorkerId: w.cfg.ID, StartedAtMs: now, FinishedAtMs: now,
-	}
-}
-
 // finalResult turns the handler's return values into a's result: SUCCEEDED
 // with the output as JSON, or FAILED with the error, its permanence and the
 // output when the handler returned one. A large output is stored in Redis

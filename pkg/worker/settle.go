@@ -21,6 +21,10 @@ type inbound struct {
 	ttl time.Duration
 	// poison, when set, is why the message is dead-lettered instead.
 	poison string
+	// skip marks a dispatch of a handler this worker does not offer: it is
+	// another pool's (GroupFor), left unclaimed for the workers that offer
+	// its handler, which see it in their own group.
+	skip bool
 	// dup marks a dispatch this worker claimed lately or that appeared
 	// earlier in the same batch: it is dropped without a claim (the claim
 	// script answers "ok" again to the holder, so only this check keeps a
@@ -54,6 +58,10 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 		}
 		in.id = statestore.Attempt{Run: in.d.GetRunId(), Node: in.d.GetNodeId(), Instance: int(in.d.GetInstance()), Attempt: int(in.d.GetAttempt())}
 		in.ttl = heartbeatTimeout(in.d)
+		if _, ok := w.cfg.Handlers[in.d.GetHandler()]; !ok {
+			in.skip = true
+			continue
+		}
 		if seen[in.id] || w.recent.has(in.id) {
 			in.dup = true
 			continue
@@ -66,9 +74,10 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 }
 
 // settleAll makes a fetched batch durable: poison messages are
-// dead-lettered, then every dispatch is claimed in one pipelined round trip,
-// then each is dropped, dead-lettered (its records in Redis are corrupt),
-// failed for want of a handler, or returned as an attempt to execute. Redis and Kafka errors are retried with backoff;
+// dead-lettered, dispatches of handlers this worker does not offer are
+// skipped, then every other dispatch is claimed in one pipelined round
+// trip, then each is dropped, dead-lettered (its records in Redis are
+// corrupt), or returned as an attempt to execute. Redis and Kafka errors are retried with backoff;
 // settled is the length of the prefix of msgs that was settled before ctx
 // ended (all of it unless shutting down).
 //
@@ -94,6 +103,10 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 	for i, in := range ins {
 		switch {
 		case in.poison != "":
+		case in.skip:
+			w.stats.skipped.Add(1)
+			w.metrics.skip()
+			w.attemptLog(in).Debug("dispatch skipped: no handler of its name here (another pool's)")
 		case in.dup:
 			w.stats.dropped.Add(1)
 			w.attemptLog(in).Debug("dispatch dropped: this worker already claimed the attempt")
@@ -188,9 +201,9 @@ func claimsBefore(ins []inbound) int {
 	return n
 }
 
-// claimed acts on a dispatch's claim result: a refused claim drops it, a
-// missing handler fails it, and an accepted one becomes an attempt whose
-// heartbeats do their I/O with ctx's values.
+// claimed acts on a dispatch's claim result: a refused claim drops it, and
+// an accepted one becomes an attempt whose heartbeats do their I/O with
+// ctx's values (only dispatches of this worker's handlers are claimed).
 func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimResult) *attempt {
 	log := w.attemptLog(in)
 	if res != statestore.ClaimOK {
@@ -199,15 +212,7 @@ func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimRe
 		return nil
 	}
 	w.recent.add(in.id)
-	h, found := w.cfg.Handlers[in.d.GetHandler()]
-	if !found {
-		w.stats.noHandler.Add(1)
-		w.metrics.noHandler()
-		log.Warn("no handler for dispatch")
-		w.out.push(outgoing{result: w.noHandlerResult(in.d)})
-		return nil
-	}
-	return w.newAttempt(ctx, in.id, in.d, h, in.ttl, log)
+	return w.newAttempt(ctx, in.id, in.d, w.cfg.Handlers[in.d.GetHandler()], in.ttl, log)
 }
 
 // attemptLog is the logger of in's attempt. Its attributes are formatted

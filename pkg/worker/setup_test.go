@@ -83,6 +83,36 @@ func setupIdle(t *testing.T, handlers map[string]worker.Handler, tune func(*work
 	return b
 }
 
+// peer starts a second worker on b's broker, Redis, namespace and topics,
+// running handlers (its own ID; tune adjusts its Config first), stopped at
+// the end of the test.
+func (b *bundle) peer(handlers map[string]worker.Handler, tune func(*worker.Config)) *worker.Worker {
+	b.t.Helper()
+	cfg := worker.Config{
+		ID: testinfra.UniqueName(b.t, "peer"), Bus: b.bus, Redis: b.rdb, Keys: b.keys, Handlers: handlers,
+		Group: testinfra.UniqueName(b.t, "g"), HeartbeatInterval: beat, LogFlushInterval: beat, DrainTimeout: 2 * time.Second,
+		Logger: testLogger(b.t),
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	w, err := worker.New(cfg)
+	require.NoError(b.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	b.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(b.t, err)
+		case <-time.After(stopWait):
+			b.t.Errorf("peer worker Run did not return within %s of cancel", stopWait)
+		}
+	})
+	return w
+}
+
 // start runs the worker until stop or the end of the test.
 func (b *bundle) start() {
 	ctx, cancel := context.WithCancel(context.Background())

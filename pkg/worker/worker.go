@@ -133,14 +133,14 @@ type Stats struct {
 	Dropped    int64 // dispatches not claimed: duplicate, stale, finished or unknown attempt
 	Ahead      int64 // dispatches whose first claim came before their attempt was stored (claimed again)
 	Poison     int64 // dispatches sent to the dead-letter topic
-	NoHandler  int64 // claimed dispatches failed because no handler has their name
+	Skipped    int64 // dispatches of handlers this worker does not offer, left unclaimed for the pools that do
 	Stopped    int64 // attempts stopped because their heartbeat was refused
 	HandedBack int64 // attempts cancelled at shutdown whose claim was released
 	Published  int64 // TaskResults acknowledged by Kafka, start notices included
 }
 
 type counters struct {
-	executed, dropped, ahead, poison, noHandler, stopped, handedBack, published atomic.Int64
+	executed, dropped, ahead, poison, skipped, stopped, handedBack, published atomic.Int64
 }
 
 // Stats returns the current counts. Safe for concurrent use.
@@ -148,7 +148,7 @@ func (w *Worker) Stats() Stats {
 	c := &w.stats
 	return Stats{
 		Executed: c.executed.Load(), Dropped: c.dropped.Load(), Ahead: c.ahead.Load(), Poison: c.poison.Load(),
-		NoHandler: c.noHandler.Load(), Stopped: c.stopped.Load(), HandedBack: c.handedBack.Load(),
+		Skipped: c.skipped.Load(), Stopped: c.stopped.Load(), HandedBack: c.handedBack.Load(),
 		Published: c.published.Load(),
 	}
 }

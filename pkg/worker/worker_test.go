@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,11 +80,11 @@ func TestFetchedBatchIsClaimedAndSettledInOrder(t *testing.T) {
 
 	b.result("run1", "a", succeeded)
 	b.result("run1", "c", succeeded)
-	require.True(t, b.result("run1", "d", failed).GetPermanent())
-	require.Eventually(t, func() bool { return len(b.dlq.all()) == 1 && b.w.Stats().Dropped == 3 }, within, tick)
+	require.Eventually(t, func() bool { return len(b.dlq.all()) == 1 && b.w.Stats().Dropped == 3 && b.w.Stats().Skipped == 1 }, within, tick)
 	require.EqualValues(t, 2, calls.Load(), "a duplicated dispatch ran twice, or a stale one ran")
 	require.Len(t, b.resultsOf("run1", "a"), 1)
-	require.EqualValues(t, 1, b.w.Stats().NoHandler)
+	require.Empty(t, b.resultsOf("run1", "d"), "a dispatch of a handler the worker lacks is not its to settle")
+	require.Zero(t, b.rdb.Exists(context.Background(), b.keys.Claim("run1", "d", 0, 1)).Val())
 	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Val())
 }
 
@@ -174,18 +175,52 @@ func TestCorruptRecordDispatchIsDeadLettered(t *testing.T) {
 	require.EqualValues(t, 1, calls.Load())
 }
 
-func TestUnknownHandlerFailsPermanentlyOnce(t *testing.T) {
+// Two pools with different handlers, each in its default group
+// (GroupFor): each runs the dispatches of its own handlers and leaves the
+// other's unclaimed, so neither fails a task it cannot run (one group for
+// both would hand each pool the other's dispatches, and nobody would run
+// them). A handler nobody offers stays queued, unclaimed, for a pool that
+// will.
+func TestPoolsRunOnlyTheirOwnHandlers(t *testing.T) {
 	t.Parallel()
-	var calls atomic.Int64
-	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
-	d := b.queued("run1", "a", "nope", `{}`)
-	b.dispatch(d)
-	b.dispatch(d)
-	r := b.result("run1", "a", failed)
-	require.True(t, r.GetPermanent())
-	require.Equal(t, fmt.Sprintf("worker %s has no handler %q", b.w.ID(), "nope"), r.GetError())
-	require.Eventually(t, func() bool { return b.w.Stats().Dropped == 1 }, within, tick)
-	require.Len(t, b.resultsOf("run1", "a"), 1)
+	var echoes, resizes atomic.Int64
+	defaultGroup := func(c *worker.Config) { c.Group = "" }
+	b := setupIdle(t, map[string]worker.Handler{"echo": echo(&echoes)}, defaultGroup)
+	peer := b.peer(map[string]worker.Handler{"resize": echo(&resizes)}, defaultGroup)
+	const n = 6
+	for i := range n {
+		b.dispatch(b.queued("run1", fmt.Sprintf("e%d", i), "echo", `{}`))
+		b.dispatch(b.queued("run1", fmt.Sprintf("r%d", i), "resize", `{}`))
+	}
+	b.dispatch(b.queued("run1", "x", "nope", `{}`))
+	b.start()
+
+	for i := range n {
+		require.Equal(t, b.w.ID(), b.result("run1", fmt.Sprintf("e%d", i), succeeded).GetWorkerId())
+		require.Equal(t, peer.ID(), b.result("run1", fmt.Sprintf("r%d", i), succeeded).GetWorkerId())
+	}
+	require.Eventually(t, func() bool {
+		return b.w.Stats().Skipped == n+1 && peer.Stats().Skipped == n+1
+	}, within, tick, "each pool skips the other's %d dispatches and the one nobody offers", n)
+	require.EqualValues(t, n, echoes.Load())
+	require.EqualValues(t, n, resizes.Load())
+	require.Zero(t, b.w.Stats().Dropped+peer.Stats().Dropped, "no claim was refused: no pool tried another's dispatch")
+	require.Empty(t, b.resultsOf("run1", "x"))
+	require.Zero(t, b.rdb.Exists(context.Background(), b.keys.Claim("run1", "x", 0, 1)).Val())
+	require.JSONEq(t, `{"s":"queued","a":1}`, b.rdb.HGet(context.Background(), b.keys.Nodes("run1"), "x").Val())
+}
+
+func TestGroupFor(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, worker.DefaultGroup, worker.GroupFor([]string{"transform", "shell", "noop", "llm", "http", "simulate"}))
+	require.Equal(t, worker.DefaultGroup, worker.GroupFor(append(slices.Clone(worker.BuiltinHandlers), "noop")), "a name twice is the same set")
+	a := worker.GroupFor([]string{"resize", "noop"})
+	require.Equal(t, a, worker.GroupFor([]string{"noop", "resize"}), "order does not matter")
+	require.Regexp(t, `^braid-workers\.[0-9a-f]{16}$`, a)
+	for _, other := range [][]string{{"noop"}, {"resize"}, {"noop", "resize", "shell"}, {"noop\nresize"}, worker.BuiltinHandlers[1:]} {
+		require.NotEqual(t, a, worker.GroupFor(other), "%q", other)
+		require.NotEqual(t, worker.DefaultGroup, worker.GroupFor(other), "%q", other)
+	}
 }
 
 func TestHandlerFailures(t *testing.T) {

@@ -75,9 +75,10 @@ var (
 	LiveWorkers     = Family{"braid_workers", Gauge, nil, "Registered workers whose liveness is current, as the maintenance leader last counted them (only the leader exports it).", orch}
 
 	// worker
-	NodeAttempts  = Family{"braid_node_attempts_total", Counter, []string{"handler", "outcome"}, "Attempts a worker finished, by handler and outcome (succeeded, failed, timed_out, stopped, handed_back, no_handler).", worker}
-	TaskQueueWait = Family{"braid_task_queue_wait_seconds", Histogram, []string{"handler"}, "Time from a node's dispatch (queued by the orchestrator) to its handler's start on a worker, by handler.", worker}
-	TaskDuration  = Family{"braid_task_duration_seconds", Histogram, []string{"handler"}, "Handler execution time of finished attempts, by handler.", worker}
+	NodeAttempts      = Family{"braid_node_attempts_total", Counter, []string{"handler", "outcome"}, "Attempts a worker finished, by handler and outcome (succeeded, failed, timed_out, stopped, handed_back).", worker}
+	DispatchesSkipped = Family{"braid_worker_dispatches_skipped_total", Counter, nil, "Dispatches a worker left unclaimed because it offers no handler of their name: they are another worker pool's.", worker}
+	TaskQueueWait     = Family{"braid_task_queue_wait_seconds", Histogram, []string{"handler"}, "Time from a node's dispatch (queued by the orchestrator) to its handler's start on a worker, by handler.", worker}
+	TaskDuration      = Family{"braid_task_duration_seconds", Histogram, []string{"handler"}, "Handler execution time of finished attempts, by handler.", worker}
 
 	// every service
 	ConsumerLag          = Family{"braid_consumer_lag", Gauge, []string{"topic", "partition"}, "Records of a partition behind the last one this process received (high watermark - offset - 1), by topic and partition, as of that record.", all}
@@ -90,7 +91,7 @@ var (
 var Families = []Family{
 	HTTPRequests, HTTPRequestDuration, RunsCreated, SSEClients, APIWaiting, APILimited,
 	RunsStarted, RunsEnded, StaleWrites, WorkersLost, AttemptsLost, RunsPruned, LockTakeovers, Leader, SchedulerFires, SchedulerMisses, LiveWorkers,
-	NodeAttempts, TaskQueueWait, TaskDuration,
+	NodeAttempts, DispatchesSkipped, TaskQueueWait, TaskDuration,
 	ConsumerLag, DLQRecords, RedisCommandDuration, RedisScriptDuration,
 }
 
