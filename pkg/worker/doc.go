@@ -18,6 +18,17 @@
 // therefore be published more than once; the orchestrator ignores results for
 // attempts that are not current and duplicates of results it applied.
 //
+// # Pools
+//
+// A worker claims only dispatches of the handlers it offers (Config.Handlers)
+// and commits the others unclaimed: they belong to another pool. Workers
+// offering the same set of handlers share a consumer group (GroupFor:
+// DefaultGroup for the built-ins) and split task.dispatch's partitions;
+// each other set is a group of its own, which sees every dispatch. So
+// workers of different handler sets run side by side, each task on a
+// worker that offers its handler, and a task no live worker offers waits,
+// queued, until one does.
+//
 // # Heartbeats
 //
 // The worker refreshes the claim of each in-flight attempt every

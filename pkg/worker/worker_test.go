@@ -216,7 +216,7 @@ func TestGroupFor(t *testing.T) {
 	require.Equal(t, worker.DefaultGroup, worker.GroupFor(append(slices.Clone(worker.BuiltinHandlers), "noop")), "a name twice is the same set")
 	a := worker.GroupFor([]string{"resize", "noop"})
 	require.Equal(t, a, worker.GroupFor([]string{"noop", "resize"}), "order does not matter")
-	require.Regexp(t, `^braid-workers\.[0-9a-f]{16}$`, a)
+	require.Equal(t, "braid-workers.0971e8cc6e6e0c1f", a, "the example of proto-events/README.md, which workers in other languages follow")
 	for _, other := range [][]string{{"noop"}, {"resize"}, {"noop", "resize", "shell"}, {"noop\nresize"}, worker.BuiltinHandlers[1:]} {
 		require.NotEqual(t, a, worker.GroupFor(other), "%q", other)
 		require.NotEqual(t, worker.DefaultGroup, worker.GroupFor(other), "%q", other)
