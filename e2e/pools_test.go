@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/worker"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,6 +42,22 @@ func TestWorkerPoolsByHandler(t *testing.T) {
 		return "noop"
 	}
 	workerOf := map[string]string{"noop": f.Workers[0], "transform": f.Workers[1]}
+
+	var list struct {
+		Items []struct {
+			ID       string   `json:"id"`
+			Handlers []string `json:"handlers"`
+			Group    string   `json:"group"`
+		} `json:"items"`
+	}
+	c.call(http.MethodGet, "/workers", nil, http.StatusOK, &list)
+	groups := map[string]string{}
+	for _, w := range list.Items {
+		groups[w.ID] = w.Group
+	}
+	require.Equal(t, map[string]string{f.Workers[0]: worker.GroupFor([]string{"noop"}), f.Workers[1]: worker.GroupFor([]string{"transform"})}, groups,
+		"GET /workers shows each worker's pool")
+	require.NotEqual(t, groups[f.Workers[0]], groups[f.Workers[1]])
 
 	var ids []string
 	for range 10 {

@@ -198,6 +198,7 @@ func TestUIReadKeyShowsNoMutatingControls(t *testing.T) {
 	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/workers"), chromedp.WaitVisible("#workers", chromedp.ByQuery))
 	for _, w := range s.Workers {
 		b.WaitText(t, fmt.Sprintf(`tr[data-worker=%q]`, w), "live", uiWait)
+		b.WaitText(t, fmt.Sprintf(`tr[data-worker=%q] td:nth-child(4)`, w), "braid-workers", uiWait) // the built-in set's pool
 	}
 	b.Screenshot(t, "workers")
 	// Sign-out forgets the key: the next visit asks for one again.

@@ -11,6 +11,9 @@ type WorkerStatus struct {
 	ID string `json:"id"`
 	// Handlers are the handler names the worker runs, sorted.
 	Handlers []string `json:"handlers"`
+	// Group is its consumer group on task.dispatch: its pool (workers of
+	// one handler set share one). Empty from workers older than pools.
+	Group string `json:"group,omitempty"`
 	// Concurrency is the most attempts it runs at once; InFlight how many it holds now.
 	Concurrency int `json:"concurrency"`
 	InFlight    int `json:"in_flight"`

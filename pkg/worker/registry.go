@@ -12,7 +12,7 @@ import (
 // status describes the worker now.
 func (w *Worker) status() records.WorkerStatus {
 	return records.WorkerStatus{
-		ID: w.cfg.ID, Handlers: w.handlers, Concurrency: w.cfg.Concurrency, InFlight: w.inflight.len(),
+		ID: w.cfg.ID, Handlers: w.handlers, Group: w.cfg.Group, Concurrency: w.cfg.Concurrency, InFlight: w.inflight.len(),
 		HeartbeatIntervalMs: w.cfg.HeartbeatInterval.Milliseconds(),
 		StartedAt:           w.started.UTC(), SeenAt: time.Now().UTC(),
 	}

@@ -23,6 +23,7 @@ const (
 type workerView struct {
 	ID          string   `json:"id"`
 	Handlers    []string `json:"handlers"`
+	Group       string   `json:"group,omitempty"`
 	Concurrency int      `json:"concurrency"`
 	InFlight    int      `json:"in_flight"`
 	StartedAt   string   `json:"started_at,omitempty"`
@@ -73,7 +74,7 @@ func (s *Server) workers(ctx context.Context, now time.Time) ([]workerView, erro
 		}
 		stale := max(time.Duration(st.HeartbeatIntervalMs)*time.Millisecond*missedBeats, minStale)
 		out = append(out, workerView{
-			ID: id, Handlers: append([]string{}, st.Handlers...), Concurrency: st.Concurrency, InFlight: st.InFlight,
+			ID: id, Handlers: append([]string{}, st.Handlers...), Group: st.Group, Concurrency: st.Concurrency, InFlight: st.InFlight,
 			StartedAt: formatTime(st.StartedAt), SeenAt: formatTime(st.SeenAt), Live: now.Sub(st.SeenAt) < stale,
 		})
 	}
