@@ -112,6 +112,9 @@ services/orchestrator/orchsvc/runlocks.go|		if ls.pending {|		if false && ls.pen
 services/orchestrator/orchsvc/runlocks.go|		if l.m[hl.Run] != kept[hl.Run] {|		if false {|services/orchestrator|./orchsvc|^TestLeasesPendingAndLetGoLocksAreNotLost$
 services/api/apisvc/endings.go|if status == "" \|\| records.RunStatus(status).Terminal() {|if records.RunStatus(status).Terminal() {|services/api|./apisvc|^TestEndingsRecheck$
 services/api/apisvc/endings.go|case err != nil && !failing && ctx.Err() == nil:|case err != nil && ctx.Err() == nil:|services/api|./apisvc|^TestEndingsRecheck$
+pkg/worker/settle.go|if _, ok := w.cfg.Handlers[in.d.GetHandler()]; !ok {|if false {|pkg|./worker|^TestPoolsRunOnlyTheirOwnHandlers$
+pkg/worker/config.go|if slices.Equal(names, BuiltinHandlers) {|if true {|pkg|./worker|^TestGroupFor$
+pkg/worker/config.go|names = slices.Compact(names)|names = names[:len(names):len(names)]|pkg|./worker|^TestGroupFor$
 LIST
 )
 
