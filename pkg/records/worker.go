@@ -23,6 +23,22 @@ type WorkerStatus struct {
 	SeenAt              time.Time `json:"seen_at"`
 }
 
+// Worker liveness by registry entry: an entry counts as a live worker's
+// while it was rewritten within MissedBeats of its heartbeat intervals, and
+// never less than MinStale.
+const (
+	MissedBeats = 3
+	MinStale    = 3 * time.Second
+)
+
+// Live reports whether the entry belongs to a live worker at now: one that
+// rewrote it lately (the api's waiting reasons and the reconciler's
+// re-sends agree on it).
+func (w WorkerStatus) Live(now time.Time) bool {
+	stale := max(time.Duration(w.HeartbeatIntervalMs)*time.Millisecond*MissedBeats, MinStale)
+	return now.Sub(w.SeenAt) < stale
+}
+
 // LogLine is one line of an attempt's log, stored as JSON in the Redis list
 // statestore.Keys.Logs (oldest first, capped at the worker's Config.LogLinesCap lines).
 type LogLine struct {

@@ -11,12 +11,15 @@ import (
 // LivenessTimeout, so that one slow or failed renewal never lets it lapse.
 func (w *Worker) livenessEvery() time.Duration { return w.cfg.LivenessTimeout / 4 }
 
-// announce declares this incarnation alive before the first claim and
-// tells the orchestrators that the worker started, so that attempts a
-// killed predecessor under the same id still holds are found orphaned
-// and dispatched again at once instead of after a heartbeat timeout.
+// announce declares this incarnation alive before the first claim, writes
+// its registry entry (the handlers it offers) and tells the orchestrators
+// that the worker started, so that attempts a killed predecessor under the
+// same id still holds are found orphaned and dispatched again at once
+// instead of after a heartbeat timeout, and the reconcile pass the notice
+// starts finds its handlers offered.
 func (w *Worker) announce(ctx context.Context) {
 	w.renewLiveness(ctx, true)
+	w.register(ctx)
 	ctx, cancel := w.io(ctx)
 	defer cancel()
 	if err := w.rdb.Publish(ctx, w.keys.WorkerChannel(), w.cfg.ID).Err(); err != nil {

@@ -12,13 +12,6 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// missedBeats is how many heartbeat intervals a worker may miss before it
-// counts as gone; minStale is the floor of that window.
-const (
-	missedBeats = 3
-	minStale    = 3 * time.Second
-)
-
 // workerView is one item of GET /workers.
 type workerView struct {
 	ID          string   `json:"id"`
@@ -72,10 +65,9 @@ func (s *Server) workers(ctx context.Context, now time.Time) ([]workerView, erro
 		if json.Unmarshal([]byte(v), &st) != nil {
 			continue
 		}
-		stale := max(time.Duration(st.HeartbeatIntervalMs)*time.Millisecond*missedBeats, minStale)
 		out = append(out, workerView{
 			ID: id, Handlers: append([]string{}, st.Handlers...), Group: st.Group, Concurrency: st.Concurrency, InFlight: st.InFlight,
-			StartedAt: formatTime(st.StartedAt), SeenAt: formatTime(st.SeenAt), Live: now.Sub(st.SeenAt) < stale,
+			StartedAt: formatTime(st.StartedAt), SeenAt: formatTime(st.SeenAt), Live: st.Live(now),
 		})
 	}
 	slices.SortFunc(out, func(a, b workerView) int { return strings.Compare(a.ID, b.ID) })

@@ -378,6 +378,34 @@ func TestReconcileAfterTakeoverRedispatchesAtOnce(t *testing.T) {
 	require.Contains(t, strings.Join(eff.History, "\n"), "reconciler: re-dispatched unclaimed node A attempt 1 (run taken over)")
 }
 
+// TestReconcileLeavesUnofferedHandlersQueued: an unclaimed attempt of a
+// handler no live worker offers is not sent again (nobody could claim it;
+// its dispatch waits in the topic for the pool that will), and leaves no
+// history line; once the handler is offered it is re-sent as any other.
+func TestReconcileLeavesUnofferedHandlersQueued(t *testing.T) {
+	t.Parallel()
+	a := node("A")
+	a.Handler = "resize"
+	r, _ := newTestRun(t, a, node("B"))
+	late := int64(1000) + RedispatchAfter.Milliseconds() + 1
+	offered := func(h string) bool { return h == "noop" }
+	eff := &Effects{}
+	r.Apply(Reconcile{Now: late, Offered: offered}, eff)
+	require.Equal(t, []string{"B"}, dispatched(r, eff), "B's handler is offered: re-sent; A's is not")
+	require.NotContains(t, strings.Join(eff.History, "\n"), "node A")
+	require.Equal(t, records.NodeQueued, state(r, "A"))
+	require.EqualValues(t, 1000, r.Nodes[0].QueuedAt, "A keeps its queue time: its wait shows whole")
+
+	eff = &Effects{}
+	r.Apply(Reconcile{Now: late + 1, Takeover: true, Offered: offered}, eff)
+	require.Equal(t, []string{"B"}, dispatched(r, eff), "a takeover re-sends at once only what can be claimed, too")
+
+	eff = &Effects{}
+	r.Apply(Reconcile{Now: late + 2, Offered: func(string) bool { return true }}, eff)
+	require.Equal(t, []string{"A"}, dispatched(r, eff), "a pool offering resize appeared: A is re-sent")
+	require.Contains(t, strings.Join(eff.History, "\n"), "reconciler: re-dispatched unclaimed node A attempt 1")
+}
+
 func TestOversizedConfigFailsNode(t *testing.T) {
 	t.Parallel()
 	b := dag.Node{ID: "B", Handler: "noop", DependsOn: []string{"A"}, Config: json.RawMessage(`{"x":"<< A >>"}`)}

@@ -101,7 +101,7 @@ func (r *Run) repairFan(i int, e Reconcile, eff *Effects) bool {
 			r.instanceAttemptFailed(i, idx, fmt.Sprintf("timed out after %s (no result from the worker)", r.Plan.Graph.Def.Nodes[i].Timeout), false, e.Now, eff)
 		case rec.State == records.NodeRunning && !e.Instances[slot], rec.State == records.NodeQueued && e.instanceOrphaned(slot):
 			r.instanceLost(i, idx, e, eff)
-		case rec.State == records.NodeQueued && e.redispatchDue(rec.QueuedAt, e.Instances[slot]) && r.dispatching():
+		case rec.State == records.NodeQueued && e.redispatchDue(rec.QueuedAt, e.Instances[slot]) && r.dispatching() && e.offered(r.Plan.Graph.Def.Nodes[i].Handler):
 			eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s instance %d attempt %d%s", id, idx, rec.Attempt, e.redispatchNote()))
 			r.redispatchInstance(i, idx, e.Now, eff)
 		case rec.State == records.NodeRetryWait && e.Now >= rec.RetryAt && r.dispatching():

@@ -226,6 +226,13 @@ func TestFanOutCancelAndReconcile(t *testing.T) {
 	require.Equal(t, 1, eff.Dispatches[0].Attempt)
 	require.Equal(t, 1, eff.Dispatches[1].Attempt)
 
+	// Instance 2's handler offered by no live worker: not re-sent.
+	eff = &Effects{}
+	r.Apply(Reconcile{Now: now + RedispatchAfter.Milliseconds() + 1, Instances: map[Slot]bool{{i, 0}: true, {i, 1}: true},
+		Offered: func(string) bool { return false }}, eff)
+	require.Empty(t, eff.Dispatches)
+	require.Empty(t, eff.History)
+
 	eff = &Effects{}
 	r.Apply(Control{Now: now + 1, Action: ControlCancel}, eff)
 	require.Equal(t, records.RunCancelled, r.Status)

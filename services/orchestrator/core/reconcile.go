@@ -46,7 +46,19 @@ type Reconcile struct {
 	// Slot says a held run was granted its workflow concurrency slot: it
 	// starts (as on Admit) before anything else is examined.
 	Slot bool
+	// Offered, when set, tells whether a live worker offers a handler. An
+	// unclaimed attempt of a handler nobody offers is not sent again: no
+	// worker could claim it, the dispatch already sent waits in the topic
+	// for the pool that will (a new pool reads it from the start), and a
+	// re-send every RedispatchAfter would only fill the run's history. Once
+	// a worker offers the handler, the next pass re-sends it as usual (in
+	// case the first dispatch was lost). Nil: every handler counts as
+	// offered (the registry could not be read).
+	Offered func(handler string) bool
 }
+
+// offered reports whether e counts a live worker offering handler.
+func (e Reconcile) offered(handler string) bool { return e.Offered == nil || e.Offered(handler) }
 
 // redispatchDue reports whether a queued attempt queued at queuedAt and
 // claimed by no worker is sent again by e.
@@ -103,7 +115,7 @@ func (r *Run) repair(i int, e Reconcile, eff *Effects, work []int) []int {
 		r.repairBuiltin(i, e.Now, eff)
 	case n.State == records.NodeRunning && !e.Claimed[i], n.State == records.NodeQueued && e.orphaned(i):
 		r.lost(i, e, eff)
-	case n.State == records.NodeQueued && e.redispatchDue(n.QueuedAt, e.Claimed[i]) && r.dispatching():
+	case n.State == records.NodeQueued && e.redispatchDue(n.QueuedAt, e.Claimed[i]) && r.dispatching() && e.offered(r.Plan.Graph.Def.Nodes[i].Handler):
 		eff.History = append(eff.History, fmt.Sprintf("reconciler: re-dispatched unclaimed node %s attempt %d%s", id, n.Attempt, e.redispatchNote()))
 		r.redispatch(i, e.Now, eff)
 	case n.State == records.NodeRetryWait && e.Now >= n.RetryAt && r.dispatching():

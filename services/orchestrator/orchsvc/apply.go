@@ -113,7 +113,7 @@ func withOutput(res core.Result, ref string, f facts) core.Result {
 // lost.
 func (s *Service) reconcileEvent(g *runBatch, now int64, takeover bool) core.Reconcile {
 	r := g.o.run
-	ev := core.Reconcile{Now: now, Takeover: takeover, MaxLost: s.cfg.MaxLost, Slot: r.Held && g.facts.slot,
+	ev := core.Reconcile{Now: now, Takeover: takeover, MaxLost: s.cfg.MaxLost, Slot: r.Held && g.facts.slot, Offered: g.facts.offered,
 		Claimed: map[int]bool{}, Instances: map[core.Slot]bool{},
 		Orphaned: map[int]records.Holder{}, OrphanedInstances: map[core.Slot]records.Holder{}}
 	read := map[statestore.Attempt]statestore.ClaimFact{}

@@ -18,6 +18,9 @@ type facts struct {
 	// claims are the claims of the attempts in flight when the batch began,
 	// for a reconcile or a takeover repair.
 	claims *statestore.ClaimReads
+	// offered tells whether a live worker offers a handler, for a
+	// reconcile or takeover repair (nil: every handler counts as offered).
+	offered func(string) bool
 	// pending is the stored record of a run not started yet, for a
 	// reconcile (recoverPending).
 	pending *redis.MapStringStringCmd
@@ -58,6 +61,12 @@ func (s *Service) gather(ctx context.Context, groups []*runBatch) error {
 	if len(claims) > 0 {
 		if err := s.keys.ResolveClaims(ctx, s.rdb, claims...); err != nil {
 			return fmt.Errorf("gather facts: %w", err)
+		}
+		offered := s.offered(ctx)
+		for _, g := range groups {
+			if g.facts.claims != nil {
+				g.facts.offered = offered
+			}
 		}
 	}
 	for _, g := range groups {

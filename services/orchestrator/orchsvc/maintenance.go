@@ -34,6 +34,7 @@ func (s *Service) maintain(ctx context.Context) {
 			return
 		case m := <-started.Channel():
 			s.log.Info("worker started: reconciling what a predecessor may have left", logkey.WorkerID, m.Payload)
+			s.offers.forget() // the pass should see the handlers it offers
 			sw.request()
 			continue
 		case <-timers.C:

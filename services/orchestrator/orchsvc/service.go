@@ -31,7 +31,8 @@ type Service struct {
 	prod   producer
 	plans  *planCache
 	owned  map[string]*owned
-	fences fenceMemory // fences got lately, to tell takeovers (takeover.go)
+	fences fenceMemory   // fences got lately, to tell takeovers (takeover.go)
+	offers handlerOffers // the handlers live workers offer, for the reconciler (offers.go)
 	leases *leases
 	// maintLease and sched are the cluster-wide duties (dutylease.go).
 	maintLease *leaderLease
