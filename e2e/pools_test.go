@@ -3,6 +3,9 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,4 +95,64 @@ func TestWorkerPoolsByHandler(t *testing.T) {
 	require.Equal(t, f.Workers[2], r.Nodes[0].Worker)
 	require.Equal(t, 1, r.Nodes[0].Attempt)
 	require.Contains(t, taskOutput(c, id, "s"), `"stdout":"hi\n"`)
+}
+
+// TestDevBannerConnectsAWorkerOfYourOwn: the line `braid dev` prints for a
+// worker of one's own, run by a shell (which reads the Redis password from
+// its file: the banner never prints it), connects a separate worker
+// process to the stack — here the stock worker binary offering transform
+// alone, with a data dir whose path holds a space. It registers in a pool
+// of its own and the stack runs tasks with it beside its own workers.
+func TestDevBannerConnectsAWorkerOfYourOwn(t *testing.T) {
+	t.Parallel()
+	dir, dataDir, addrs := t.TempDir(), filepath.Join(t.TempDir(), "my data", ".braid"), freeDevAddrs(t)
+	d := startDev(t, dir, dataDir, addrs)
+	pw, err := os.ReadFile(filepath.Join(dataDir, "redis-password"))
+	require.NoError(t, err)
+	requireAbsent(t, d.log(), strings.TrimSpace(string(pw)), "braid dev printed its Redis password")
+	var line string
+	for l := range strings.Lines(d.log()) {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "export BRAID_KAFKA_BROKERS=") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "no line for a worker of one's own in the banner")
+	out, err := exec.Command("sh", "-c", line+`; printf '%s\n%s\n' "$BRAID_KAFKA_BROKERS" "$BRAID_REDIS_URL"`).Output()
+	require.NoError(t, err)
+	env := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, env, 2)
+	require.Contains(t, env[1], strings.TrimSpace(string(pw)), "the shell read the password into the URL")
+
+	own := startProc(t, dir, "own-worker", bins(t).Worker, []string{"BRAID_KAFKA_BROKERS=" + env[0], "BRAID_REDIS_URL=" + env[1],
+		"BRAID_WORKER_HANDLERS=transform", "BRAID_WORKER_ID=own-1"})
+	t.Cleanup(func() {
+		_ = own.stop(procStopTimeout)
+		dumpLogs(t, own)
+	})
+	c := d.stack.client(t)
+	err = poll(30*time.Second, func() (bool, error) {
+		if own.exited() {
+			return false, errExited(own)
+		}
+		var list struct {
+			Items []struct {
+				ID    string `json:"id"`
+				Group string `json:"group"`
+			} `json:"items"`
+		}
+		c.call(http.MethodGet, "/workers", nil, http.StatusOK, &list)
+		for _, w := range list.Items {
+			if w.ID == "own-1" {
+				return w.Group == worker.GroupFor([]string{"transform"}), nil
+			}
+		}
+		return false, nil
+	})
+	require.NoError(t, err, "the worker started with the banner's line never registered in its pool")
+	name, _ := c.register(fmt.Appendf(nil, `{"name": %q, "nodes": [{"id": "a", "handler": "noop", "config": {"n": 2}},
+		{"id": "b", "handler": "transform", "depends_on": ["a"], "config": {"jq": ".n * 21", "input": "<< a >>"}}]}`, wfName(t, "own")))
+	id := c.start(name, `{}`)
+	r := c.waitDone(id, runTimeout)
+	require.Equal(t, "succeeded", r.Status, r.Error)
+	require.JSONEq(t, `42`, taskOutput(c, id, "b"))
 }

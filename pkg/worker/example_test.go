@@ -19,7 +19,8 @@ import (
 // stock workers: it joins the consumer group of its handler set
 // (worker.GroupFor), sees every dispatch, and claims only those of
 // "shout"; the stock workers leave those to it. Point it at braid dev's
-// broker and Redis (BRAID_KAFKA_BROKERS=127.0.0.1:19092,
+// broker and Redis with the export line braid dev prints
+// (BRAID_KAFKA_BROKERS=127.0.0.1:19092,
 // BRAID_REDIS_URL=redis://:$(cat .braid/redis-password)@127.0.0.1:16379/0).
 func ExampleNew() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -39,35 +39,54 @@ Or with the CLI:
   go run ./cmd/braid apply -f {{.Example}}
   go run ./cmd/braid run {{.Workflow}} --watch
 
+A worker of your own (pkg/worker; README "Worker pools and handlers of your own") reaches this stack with:
+  export BRAID_KAFKA_BROKERS={{.Kafka}} BRAID_REDIS_URL="{{.WorkerRedisURL}}"
+
 Ctrl-C stops the stack; state stays in {{.DataDir}}, so the next start resumes unfinished runs.
 `))
 
 // bannerData fills bannerTmpl.
 type bannerData struct {
 	URL, Kafka, KafkaDir, Redis, KeyLine, KeyValue, Example, Workflow, DataDir, Egress, Retention string
+	// WorkerRedisURL is the Redis URL for processes of the user's, its
+	// password read from its file by the shell (never printed).
+	WorkerRedisURL string
 }
 
 // printBanner tells the user where everything is and how to start a run.
 // A key from BRAID_API_KEYS is never printed.
 func printBanner(w io.Writer, cfg Config, inf *infra, keys apiKeys) {
 	d := bannerData{
-		URL:       "http://" + cfg.APIAddr,
-		Kafka:     inf.kafkaAddr,
-		KafkaDir:  filepath.Join(cfg.DataDir, "kafka"),
-		Redis:     redisLine(cfg, inf),
-		KeyLine:   keys.key + "  (kept in " + KeyPath(cfg.DataDir) + "; the braid CLI reads it from there)",
-		KeyValue:  keys.key,
-		Example:   exampleFile,
-		Workflow:  exampleWorkflow,
-		DataDir:   cfg.DataDir,
-		Egress:    egressLine(cfg),
-		Retention: retentionLine(cfg.RunRetention),
+		URL:            "http://" + cfg.APIAddr,
+		Kafka:          inf.kafkaAddr,
+		KafkaDir:       filepath.Join(cfg.DataDir, "kafka"),
+		Redis:          redisLine(cfg, inf),
+		KeyLine:        keys.key + "  (kept in " + KeyPath(cfg.DataDir) + "; the braid CLI reads it from there)",
+		KeyValue:       keys.key,
+		Example:        exampleFile,
+		Workflow:       exampleWorkflow,
+		DataDir:        cfg.DataDir,
+		Egress:         egressLine(cfg),
+		Retention:      retentionLine(cfg.RunRetention),
+		WorkerRedisURL: "redis://" + inf.redis.Addr() + "/0",
+	}
+	if inf.redisPassword != "" {
+		d.WorkerRedisURL = "redis://:$(cat " + shellQuote(filepath.Join(cfg.DataDir, RedisPasswordFile)) + ")@" + inf.redis.Addr() + "/0"
 	}
 	if keys.key == "" {
 		d.KeyLine = "from BRAID_API_KEYS (not shown)"
 		d.KeyValue = "<one of your BRAID_API_KEYS keys>"
 	}
 	_ = bannerTmpl.Execute(w, d)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and ./_-: a data dir with a space or a quote still works.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // retentionLine says how long ended runs are kept (d as Config.RunRetention).
