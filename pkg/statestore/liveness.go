@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -136,4 +137,22 @@ func (k Keys) RenewLiveness(ctx context.Context, rdb redis.Cmdable, id, incarnat
 		return "", fmt.Errorf("renew liveness of worker %s: %w", id, err)
 	}
 	return prev, nil
+}
+
+// RegisteredWorkers reads the worker registry (Keys.Workers): each entry by
+// worker id. An entry that does not decode is left out (a worker rewrites
+// its own every heartbeat).
+func (k Keys) RegisteredWorkers(ctx context.Context, rdb redis.Cmdable) (map[string]records.WorkerStatus, error) {
+	raw, err := rdb.HGetAll(ctx, k.Workers()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read the worker registry: %w", err)
+	}
+	out := make(map[string]records.WorkerStatus, len(raw))
+	for id, v := range raw {
+		var st records.WorkerStatus
+		if json.Unmarshal([]byte(v), &st) == nil {
+			out[id] = st
+		}
+	}
+	return out, nil
 }

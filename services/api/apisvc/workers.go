@@ -2,13 +2,11 @@ package apisvc
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/braidhq/braid/pkg/records"
 	"github.com/gin-gonic/gin"
 )
 
@@ -55,16 +53,12 @@ func (s *Server) listWorkers(c *gin.Context) {
 
 // workers reads the worker registry, sorted by id.
 func (s *Server) workers(ctx context.Context, now time.Time) ([]workerView, error) {
-	raw, err := s.rdb.HGetAll(ctx, s.keys.Workers()).Result()
+	reg, err := s.keys.RegisteredWorkers(ctx, s.rdb)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]workerView, 0, len(raw))
-	for id, v := range raw {
-		var st records.WorkerStatus
-		if json.Unmarshal([]byte(v), &st) != nil {
-			continue
-		}
+	out := make([]workerView, 0, len(reg))
+	for id, st := range reg {
 		out = append(out, workerView{
 			ID: id, Handlers: append([]string{}, st.Handlers...), Group: st.Group, Concurrency: st.Concurrency, InFlight: st.InFlight,
 			StartedAt: formatTime(st.StartedAt), SeenAt: formatTime(st.SeenAt), Live: st.Live(now),

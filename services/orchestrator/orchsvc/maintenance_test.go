@@ -219,6 +219,24 @@ func TestReconcilePassRequests(t *testing.T) {
 	e.asked(t, 5*n)
 }
 
+// startAndLeave has an orchestrator of cfg start run of workflow "wf"
+// (version 1) as the api asks for it (pending record, then the start
+// message) and stop, letting its locks go: the next orchestrator takes the
+// run over.
+func startAndLeave(t *testing.T, rdb redis.Cmdable, keys statestore.Keys, cfg Config, run string) {
+	t.Helper()
+	ctx := context.Background()
+	first, err := New(ctx, cfg)
+	require.NoError(t, err)
+	defer first.close(ctx)
+	p := statestore.PendingRun{ID: run, Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
+	_, err = keys.CreatePendingRun(ctx, rdb, p)
+	require.NoError(t, err)
+	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, run, p.StartRequest())
+	require.NoError(t, err)
+	require.NoError(t, first.tryBatch(ctx, []eventbus.Message{m}))
+}
+
 // TestIdleReconcileLetsItsLockGo: a reconcile request for a run nobody
 // held, that finds nothing to repair (it waits on an approval), lets the
 // run's lock go at the next lease tick instead of keeping and refreshing it
@@ -236,16 +254,7 @@ func TestIdleReconcileLetsItsLockGo(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, s.tryBatch(ctx, []eventbus.Message{m}))
 	}
-	// One orchestrator starts the run and stops (letting its locks go).
-	first, err := New(ctx, cfg)
-	require.NoError(t, err)
-	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
-	_, err = keys.CreatePendingRun(ctx, rdb, p)
-	require.NoError(t, err)
-	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
-	require.NoError(t, err)
-	require.NoError(t, first.tryBatch(ctx, []eventbus.Message{m}))
-	first.close(ctx)
+	startAndLeave(t, rdb, keys, cfg, "r1")
 
 	cfg.ID = "orch-b"
 	s, err := New(ctx, cfg)

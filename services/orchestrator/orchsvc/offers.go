@@ -2,12 +2,10 @@ package orchsvc
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
 	"github.com/braidhq/braid/pkg/logkey"
-	"github.com/braidhq/braid/pkg/records"
 )
 
 // offersTTL is how long the reconciler trusts its last read of the handlers
@@ -40,19 +38,17 @@ func (s *Service) offered(ctx context.Context) func(string) bool {
 	defer o.mu.Unlock()
 	now := time.Now()
 	if o.set == nil || now.Sub(o.at) >= offersTTL {
-		raw, err := s.rdb.HGetAll(ctx, s.keys.Workers()).Result()
+		reg, err := s.keys.RegisteredWorkers(ctx, s.rdb)
 		if err != nil {
-			s.log.Debug("read the worker registry for the reconciler", logkey.Err, err)
+			s.log.Debug("the reconciler counts every handler as offered", logkey.Err, err)
 			return nil
 		}
 		set := map[string]bool{}
-		for _, v := range raw {
-			var st records.WorkerStatus
-			if json.Unmarshal([]byte(v), &st) != nil || !st.Live(now) {
-				continue
-			}
-			for _, h := range st.Handlers {
-				set[h] = true
+		for _, st := range reg {
+			if st.Live(now) {
+				for _, h := range st.Handlers {
+					set[h] = true
+				}
 			}
 		}
 		o.set, o.at = set, now

@@ -9,7 +9,6 @@ import (
 
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/records"
-	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
 )
@@ -23,15 +22,7 @@ func TestReconcileResendsOnlyOfferedHandlers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, keys, cfg := workflowEnv(t, "wf", `{"name":"wf","nodes":[{"id":"a","handler":"resize"}]}`)
-	first, err := New(ctx, cfg)
-	require.NoError(t, err)
-	p := statestore.PendingRun{ID: "r1", Workflow: "wf", Version: 1, Input: []byte(`{}`), Created: time.Now()}
-	_, err = keys.CreatePendingRun(ctx, rdb, p)
-	require.NoError(t, err)
-	m, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, "r1", p.StartRequest())
-	require.NoError(t, err)
-	require.NoError(t, first.tryBatch(ctx, []eventbus.Message{m}))
-	first.close(ctx)
+	startAndLeave(t, rdb, keys, cfg, "r1")
 
 	resends := func() int {
 		return strings.Count(strings.Join(rdb.LRange(ctx, keys.History("r1"), 0, -1).Val(), "\n"), "re-dispatched unclaimed node a")
