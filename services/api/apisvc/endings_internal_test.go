@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +47,7 @@ func TestEndingsRecheck(t *testing.T) {
 	var mu sync.Mutex
 	var chunks []int
 	asked := map[string]int{}
+	var firstPass map[string]int // asked as the first pass ended: the next starts 5 ms later, maybe before the test looks
 	fail := false
 	passes := make(chan struct{}, 100)
 	statuses := func(_ context.Context, runs []string) ([]string, error) {
@@ -59,6 +61,9 @@ func TestEndingsRecheck(t *testing.T) {
 		for i, r := range runs {
 			asked[r]++
 			out[i] = status[r]
+		}
+		if len(chunks) == 3 {
+			firstPass = maps.Clone(asked)
 		}
 		if len(chunks)%3 == 0 {
 			passes <- struct{}{}
@@ -80,7 +85,7 @@ func TestEndingsRecheck(t *testing.T) {
 	mu.Lock()
 	require.Equal(t, []int{1000, 1000, 500}, chunks[:3], "2,500 runs waited for by 2,505 requests: three round trips")
 	for run := range status {
-		require.Equal(t, 1, asked[run], "run %s asked about once in the pass", run)
+		require.Equal(t, 1, firstPass[run], "run %s asked about once in the pass", run)
 	}
 	fail = true
 	mu.Unlock()
