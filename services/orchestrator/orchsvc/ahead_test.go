@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
+	"github.com/braidhq/braid/pkg/records"
 	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
@@ -21,8 +22,10 @@ import (
 // while armed: held, it waits for release before it runs; failed, it runs
 // nothing and returns errGate, as when Redis died before the write landed.
 type writeGate struct {
-	armed   *atomic.Bool
-	fail    bool
+	armed *atomic.Bool
+	fail  bool
+	// match, when set, picks the pipelines held instead of writes.
+	match   func([]redis.Cmder) bool
 	held    chan struct{} // closed once a write is being held
 	release chan struct{}
 }
@@ -33,7 +36,11 @@ func (g writeGate) DialHook(next redis.DialHook) redis.DialHook          { retur
 func (g writeGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 func (g writeGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if !writes(cmds) || !g.armed.CompareAndSwap(true, false) {
+		match := g.match
+		if match == nil {
+			match = writes
+		}
+		if !match(cmds) || !g.armed.CompareAndSwap(true, false) {
 			return next(ctx, cmds)
 		}
 		if g.fail {
@@ -174,4 +181,80 @@ func dispatchBesideTheWrite(t *testing.T, fail bool) {
 	require.EqualValues(t, 1, again.GetAttempt(), "the batch applied again decides the same attempt")
 	require.Equal(t, statestore.ClaimOK, claim("w1"))
 	require.Equal(t, statestore.ClaimTaken, claim("w2"), "either dispatch is claimed once")
+}
+
+// TestLostAttemptDispatchesAfterTheWrite: the write that declares an
+// attempt lost (its worker restarted under the same id, so the claim's
+// holder is an incarnation that is gone) deletes that orphaned claim, and
+// the attempt's dispatch goes after it: published beside it, the dispatch
+// could reach the restarted worker first, whose claim would find the old
+// one and drop the dispatch as taken — the attempt would then wait for the
+// reconciler's re-send (core.RedispatchAfter, 30 s) although its worker
+// was back within a second.
+func TestLostAttemptDispatchesAfterTheWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g := newGatedStart(t, "wf", `{"name":"wf","nodes":[{"id":"a","handler":"noop"}]}`, false)
+	s, rdb, keys, cons := g.s, g.rdb, g.keys, g.cons
+	gate := writeGate{armed: &atomic.Bool{}, held: make(chan struct{}), release: make(chan struct{}), match: applies}
+	rdb.AddHook(gate) // holds the run's next apply, even one that writes nothing else
+	attempt := statestore.Attempt{Run: "r1", Node: "a", Attempt: 1}
+	claim := func(h records.Holder) statestore.ClaimResult {
+		res, err := keys.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: attempt, TTL: time.Minute}}, h.String())
+		require.NoError(t, err)
+		return res[0].Result
+	}
+	fetch := func(wait time.Duration) ([]eventbus.Message, error) {
+		fctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		return cons.Fetch(fctx, 1)
+	}
+
+	require.NoError(t, s.tryBatch(ctx, []eventbus.Message{g.start}))
+	_, err := fetch(10 * time.Second)
+	require.NoError(t, err, "the run's first dispatch")
+	before, after := records.Holder{Worker: "w", Incarnation: "i1"}, records.Holder{Worker: "w", Incarnation: "i2"}
+	_, err = keys.RenewLiveness(ctx, rdb, "w", before.Incarnation, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, statestore.ClaimOK, claim(before))
+	_, err = keys.RenewLiveness(ctx, rdb, "w", after.Incarnation, time.Minute) // killed and started again
+	require.NoError(t, err)
+
+	reconcile, err := eventbus.NewMessage(eventsv1.TopicWorkflowControl, "r1", &eventsv1.RunControl{
+		RunId: "r1", Action: eventsv1.ControlAction_CONTROL_ACTION_RECONCILE, RequestedAtMs: time.Now().UnixMilli()})
+	require.NoError(t, err)
+	gate.armed.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- s.tryBatch(ctx, []eventbus.Message{reconcile}) }()
+	<-gate.held
+	if msgs, err := fetch(time.Second); err == nil {
+		got := claim(after)
+		require.Failf(t, "the lost attempt's dispatch went out beside the write that deletes its orphaned claim",
+			"%d dispatch(es) published while the write was held; the restarted worker's claim of it answered %s", len(msgs), got)
+	} else {
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+	close(gate.release)
+	require.NoError(t, <-done)
+	msgs, err := fetch(10 * time.Second)
+	require.NoError(t, err, "no dispatch of the lost attempt")
+	d := &eventsv1.TaskDispatch{}
+	require.NoError(t, eventbus.Decode(msgs[0], d))
+	require.Equal(t, "a", d.GetNodeId())
+	require.EqualValues(t, 1, d.GetAttempt(), "a loss costs no attempt")
+	require.Equal(t, statestore.ClaimOK, claim(after), "the restarted worker claims the attempt its predecessor lost")
+	node, err := rdb.HGet(ctx, keys.Nodes("r1"), "a").Result()
+	require.NoError(t, err)
+	require.Contains(t, node, `"l":1`, "the attempt is counted lost once")
+}
+
+// applies reports whether cmds run the store's apply script (a run's write).
+func applies(cmds []redis.Cmder) bool {
+	names := statestore.ScriptNames()
+	for _, c := range cmds {
+		if args := c.Args(); c.Name() == "evalsha" && len(args) > 1 && names[fmt.Sprint(args[1])] == "apply" {
+			return true
+		}
+	}
+	return false
 }

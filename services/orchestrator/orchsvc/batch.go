@@ -42,7 +42,9 @@ import (
 // redelivery), deciding the same attempt or a later one. Nothing runs
 // before its attempt is stored, and a dispatch delivered twice is claimed
 // once. A batch tried again after a failure publishes in the old order,
-// after its write, so an outage does not multiply dispatches.
+// after its write, so an outage does not multiply dispatches. Two kinds of
+// write always publish after it: a start of many roots (bigStart) and one
+// that declares attempts lost to a restarted worker (see aheadMaxNodes).
 
 // runBatch is one run's share of a batch.
 type runBatch struct {

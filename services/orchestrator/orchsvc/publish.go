@@ -41,7 +41,7 @@ func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead b
 	var out []eventbus.Message
 	for _, g := range groups {
 		g.dispatched = false
-		if !ahead || g.eff == nil || len(g.eff.Dispatches) == 0 || bigStart(g) {
+		if !ahead || g.eff == nil || len(g.eff.Dispatches) == 0 || bigStart(g) || len(g.eff.Orphans) > 0 {
 			continue
 		}
 		msgs, err := s.dispatches(g)
@@ -58,6 +58,14 @@ func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead b
 	go func() { done <- s.publish(ctx, out) }()
 	return done, nil
 }
+
+// A write that declares attempts lost (core.Effects.Orphans) publishes its
+// dispatches after it, not beside it: the same attempt goes out again, its
+// record already names it, and until that write deletes the orphaned claim
+// (held by a worker incarnation that is gone) a claim of the new dispatch
+// finds the old one and drops the dispatch as taken — a worker restarted
+// under the same id, quick to read it, would leave the attempt to the
+// reconciler's re-send RedispatchAfter later.
 
 // aheadMaxNodes is the most node records a run's creating write may hold
 // for the dispatches of that write to go beside it. A big write (10,000
