@@ -76,6 +76,7 @@ func TestCrashMidStepWorker(t *testing.T) {
 	rerun := time.Since(restarted)
 	t.Logf("charge declared lost %s and running again %s after the worker's restart", again.Round(time.Millisecond), rerun.Round(time.Millisecond))
 	require.Less(t, again, 5*time.Second, "the restart was not recognised: the loss waited for a timeout")
+	require.Less(t, rerun, 10*time.Second, "the lost attempt's dispatch was dropped: it waited for the reconciler's re-send")
 
 	rep := f.checkInvariants([]string{id}, runTimeout)
 	rep.requireAllSucceeded(t)

@@ -70,7 +70,8 @@ pkg/template/shell.go|return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"|retu
 pkg/worker/settle.go|	if res != statestore.ClaimOK {|	if false {|e2e|.|^TestFaultDuplicatedDispatches$
 services/orchestrator/orchsvc/write.go|if g.o == nil \|\| !g.o.loaded {|if true {|services/orchestrator|./orchsvc|CrashAfterTheWrite
 services/orchestrator/orchsvc/apply.go|return statestore.ClaimFact{State: statestore.ClaimLive}|return statestore.ClaimFact{State: statestore.ClaimNone}|services/orchestrator|./orchsvc|ReconcileEvent
-services/orchestrator/orchsvc/publish.go| \|\| bigStart(g) {| {|services/orchestrator|./orchsvc|^TestBigStartDispatchesAfterTheWrite$
+services/orchestrator/orchsvc/publish.go| \|\| bigStart(g) \|\|| \|\||services/orchestrator|./orchsvc|^TestBigStartDispatchesAfterTheWrite$
+services/orchestrator/orchsvc/publish.go| \|\| len(g.eff.Orphans) > 0 {| {|services/orchestrator|./orchsvc|^TestLostAttemptDispatchesAfterTheWrite$
 pkg/worker/settle.go|a.firstBeat = time.AfterFunc(w.beatEvery(ttl), func() {|a.firstBeat = time.AfterFunc(time.Hour, func() {|pkg|./worker|^TestHeartbeatFollowsShortHeartbeatTimeout$
 pkg/jsonstr/jsonstr.go|html[c] = plain[c] && c != '<' && c != '>' && c != '&'|html[c] = plain[c] && c != '>' && c != '&'|pkg|./records|^TestNodeRecordEncode
 services/orchestrator/orchsvc/runcache.go|		if !ok { // never changed since the run began|		if !ok && false { // never changed since the run began|services/orchestrator|./orchsvc|^TestStartWritesOnlyTheRecordsItChanged$
