@@ -42,6 +42,10 @@ type FieldError struct {
 type WorkflowRef struct {
 	Name    string `json:"name"`
 	Version int    `json:"version"`
+	// Warnings name what will keep the workflow's runs waiting although it
+	// registered: a handler no live worker offers (a typo, or a pool not
+	// started yet). Absent when there is nothing to say.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // LogLine is one line of an attempt's log, in GET .../logs and in its

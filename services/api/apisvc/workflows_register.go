@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/braidhq/braid/pkg/apiwire"
@@ -58,7 +60,47 @@ func (s *Server) registerWorkflow(c *gin.Context) {
 	}
 	s.log.Info("workflow registered", logkey.Workflow, def.Name, logkey.Version, v, logkey.KeyName, requester(c))
 	c.Header("Location", "/workflows/"+def.Name)
-	respond(c, http.StatusCreated, apiwire.WorkflowRef{Name: def.Name, Version: v})
+	respond(c, http.StatusCreated, apiwire.WorkflowRef{Name: def.Name, Version: v, Warnings: handlerWarnings(def, s.handlerOffers(ctx, time.Now()))})
+}
+
+// warnNodesMax bounds the node ids a handler warning lists.
+const warnNodesMax = 5
+
+// handlerWarnings names each handler of def's nodes that no live worker
+// offers (offers, from the worker registry; nil when it could not be read:
+// no warning then), with the nodes that use it. The orchestrator's own
+// handlers (wait, approval) need no worker. A warning, not a refusal:
+// workers may start after the workflow is registered, and its tasks wait
+// queued for them (the waiting reason says so too).
+func handlerWarnings(def *dag.Definition, offers func(string) bool) []string {
+	if offers == nil {
+		return nil
+	}
+	var order []string
+	nodes := map[string][]string{}
+	for _, n := range def.Nodes {
+		if n.Handler == dag.HandlerWait || n.Handler == dag.HandlerApproval || offers(n.Handler) {
+			continue
+		}
+		if _, seen := nodes[n.Handler]; !seen {
+			order = append(order, n.Handler)
+		}
+		nodes[n.Handler] = append(nodes[n.Handler], n.ID)
+	}
+	out := make([]string, 0, len(order))
+	for _, h := range order {
+		ids := nodes[h]
+		list := strings.Join(ids[:min(len(ids), warnNodesMax)], ", ")
+		if len(ids) > warnNodesMax {
+			list += fmt.Sprintf(" and %d more", len(ids)-warnNodesMax)
+		}
+		noun := "node"
+		if len(ids) > 1 {
+			noun = "nodes"
+		}
+		out = append(out, fmt.Sprintf("no live worker offers handler %q (%s %s): its tasks will wait queued until a worker offering it starts; GET /workers lists what live workers offer", h, noun, list))
+	}
+	return out
 }
 
 // validateWorkflow is a dry run of registration: 200 {valid, problems}.

@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
 
 func newApplyCmd(a *app) *cobra.Command {
 	var files []string
@@ -29,6 +33,9 @@ func newApplyCmd(a *app) *cobra.Command {
 				refs = append(refs, ref)
 				if !a.json() {
 					a.printf("registered workflow %s version %d (from %s)\n", ref.Name, ref.Version, path)
+				}
+				for _, w := range ref.Warnings {
+					fmt.Fprintf(a.errOut, "warning: workflow %s: %s\n", ref.Name, w)
 				}
 			}
 			if a.json() {

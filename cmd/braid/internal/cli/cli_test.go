@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,26 @@ func TestApplyPrintsNameAndVersion(t *testing.T) {
 	res = braid(t, api.env("k"), `{"name":"etl"}`, "apply", "-f", "-", "-o", "json")
 	require.Equal(t, 0, res.code, res.stderr)
 	require.JSONEq(t, `{"name":"etl","version":2}`, res.stdout)
+	require.Empty(t, res.stderr)
+}
+
+// TestApplyPrintsWarnings: the api's warnings (a handler no live worker
+// offers) go to standard error, the answer stays on standard output.
+func TestApplyPrintsWarnings(t *testing.T) {
+	t.Parallel()
+	const warning = `no live worker offers handler "resize" (node a): its tasks will wait queued until a worker offering it starts; GET /workers lists what live workers offer`
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"POST /workflows": reply(http.StatusCreated, `{"name":"etl","version":3,"warnings":[`+strconv.Quote(warning)+`]}`),
+	})
+	res := braid(t, api.env("k"), `{"name":"etl"}`, "apply", "-f", "-")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "registered workflow etl version 3 (from -)\n", res.stdout)
+	require.Equal(t, "warning: workflow etl: "+warning+"\n", res.stderr)
+
+	res = braid(t, api.env("k"), `{"name":"etl"}`, "apply", "-f", "-", "-o", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.JSONEq(t, `{"name":"etl","version":3,"warnings":[`+strconv.Quote(warning)+`]}`, res.stdout)
+	require.Equal(t, "warning: workflow etl: "+warning+"\n", res.stderr)
 }
 
 func TestProblemsArePrintedWithPaths(t *testing.T) {
