@@ -83,3 +83,23 @@ type WorkflowDoc struct {
 	UpdatedAt  Time            `json:"updated_at,omitzero"`
 	Definition json.RawMessage `json:"definition"`
 }
+
+// Worker is one worker process as GET /workers shows it, from the worker
+// registry: what it offers (its pool is the consumer group of its handler
+// set) and how busy it is.
+type Worker struct {
+	ID          string   `json:"id"`
+	Handlers    []string `json:"handlers"`
+	Group       string   `json:"group,omitempty"`
+	Concurrency int      `json:"concurrency"`
+	InFlight    int      `json:"in_flight"`
+	StartedAt   Time     `json:"started_at,omitzero"`
+	SeenAt      Time     `json:"seen_at,omitzero"`
+	// Live is false once its heartbeats stopped (listed with ?all=true).
+	Live bool `json:"live"`
+}
+
+// WorkerList is the body of GET /workers.
+type WorkerList struct {
+	Items []Worker `json:"items"`
+}

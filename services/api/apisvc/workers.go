@@ -7,25 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/braidhq/braid/pkg/apiwire"
 	"github.com/gin-gonic/gin"
 )
 
 // workerView is one item of GET /workers.
-type workerView struct {
-	ID          string   `json:"id"`
-	Handlers    []string `json:"handlers"`
-	Group       string   `json:"group,omitempty"`
-	Concurrency int      `json:"concurrency"`
-	InFlight    int      `json:"in_flight"`
-	StartedAt   string   `json:"started_at,omitempty"`
-	SeenAt      string   `json:"seen_at,omitempty"`
-	Live        bool     `json:"live"`
-}
+type workerView = apiwire.Worker
 
 // workerList is the body of GET /workers.
-type workerList struct {
-	Items []workerView `json:"items"`
-}
+type workerList = apiwire.WorkerList
 
 // listWorkers lists live workers with their handlers and in-flight
 // counts; ?all=true also lists workers whose heartbeats stopped.
@@ -61,7 +51,7 @@ func (s *Server) workers(ctx context.Context, now time.Time) ([]workerView, erro
 	for id, st := range reg {
 		out = append(out, workerView{
 			ID: id, Handlers: append([]string{}, st.Handlers...), Group: st.Group, Concurrency: st.Concurrency, InFlight: st.InFlight,
-			StartedAt: formatTime(st.StartedAt), SeenAt: formatTime(st.SeenAt), Live: st.Live(now),
+			StartedAt: apiwire.At(st.StartedAt), SeenAt: apiwire.At(st.SeenAt), Live: st.Live(now),
 		})
 	}
 	slices.SortFunc(out, func(a, b workerView) int { return strings.Compare(a.ID, b.ID) })

@@ -35,7 +35,7 @@ func newRoot(a *app) *cobra.Command {
 		Long: `braid runs the whole Braid stack on one machine (braid dev) and talks to a
 Braid API: register, list, show and delete workflows, start and watch runs, read
 outputs and logs, cancel, retry, pause, resume and rerun runs, approve or reject
-approval nodes, and manage schedules; braid admin works on a deployment's Redis
+approval nodes, manage schedules and list workers; braid admin works on a deployment's Redis
 directly (reindex).
 
 Environment: BRAID_URL (default ` + defaultURL + `), BRAID_API_KEY (default: the key
@@ -55,7 +55,7 @@ braid dev stored in <data-dir>/api-key), BRAID_DATA_DIR (default .braid).`,
 	root.AddCommand(
 		newDevCmd(a), newApplyCmd(a), newValidateCmd(a), newRunCmd(a), newRunsCmd(a),
 		newGetCmd(a), newOutputCmd(a), newLogsCmd(a), newRunDeleteCmd(a),
-		newWorkflowsCmd(a), newWorkflowCmd(a), newSchedulesCmd(a), newScheduleCmd(a), newVersionCmd(a), newAdminCmd(a),
+		newWorkflowsCmd(a), newWorkflowCmd(a), newSchedulesCmd(a), newScheduleCmd(a), newWorkersCmd(a), newVersionCmd(a), newAdminCmd(a),
 	)
 	root.AddCommand(newControlCmds(a)...)
 	return root

@@ -27,4 +27,6 @@ type (
 	WorkflowPage = apiwire.Page[apiwire.WorkflowSummary]
 	// WorkflowDoc is one version of a workflow with its definition.
 	WorkflowDoc = apiwire.WorkflowDoc
+	// WorkerList is the body of GET /workers.
+	WorkerList = apiwire.WorkerList
 )
