@@ -44,7 +44,7 @@ import (
 // once. A batch tried again after a failure publishes in the old order,
 // after its write, so an outage does not multiply dispatches. Two kinds of
 // write always publish after it: a start of many roots (bigStart) and one
-// that declares attempts lost to a restarted worker (see aheadMaxNodes).
+// that declares attempts lost to a restarted worker (see dispatchAhead).
 
 // runBatch is one run's share of a batch.
 type runBatch struct {

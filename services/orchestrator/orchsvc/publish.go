@@ -36,6 +36,15 @@ func (s *Service) outbox(applied []*runBatch, nudges, dead []eventbus.Message) (
 // the write" in batch.go), and marks those groups dispatched. The channel
 // yields the publish's outcome once (nil at once when nothing was sent);
 // the caller must receive it before returning.
+//
+// Two kinds of write publish after it instead: a big start (bigStart), and
+// one that declares attempts lost (core.Effects.Orphans). That one sends
+// the same attempt again, whose record already names it in flight, and
+// until the write deletes the orphaned claim (held by a worker incarnation
+// that is gone) a claim of the new dispatch finds the old one and drops the
+// dispatch as taken: a worker restarted under the same id, quick to read
+// it, would leave the attempt to the reconciler's re-send RedispatchAfter
+// later.
 func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead bool) (<-chan error, error) {
 	done := make(chan error, 1)
 	var out []eventbus.Message
@@ -58,14 +67,6 @@ func (s *Service) dispatchAhead(ctx context.Context, groups []*runBatch, ahead b
 	go func() { done <- s.publish(ctx, out) }()
 	return done, nil
 }
-
-// A write that declares attempts lost (core.Effects.Orphans) publishes its
-// dispatches after it, not beside it: the same attempt goes out again, its
-// record already names it, and until that write deletes the orphaned claim
-// (held by a worker incarnation that is gone) a claim of the new dispatch
-// finds the old one and drops the dispatch as taken — a worker restarted
-// under the same id, quick to read it, would leave the attempt to the
-// reconciler's re-send RedispatchAfter later.
 
 // aheadMaxNodes is the most node records a run's creating write may hold
 // for the dispatches of that write to go beside it. A big write (10,000
