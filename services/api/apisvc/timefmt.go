@@ -7,10 +7,6 @@ import (
 	"github.com/braidhq/braid/pkg/apiwire"
 )
 
-// formatTime returns t as the api writes times (apiwire.TimeLayout), or ""
-// for the zero time.
-func formatTime(t time.Time) string { return apiwire.At(t).String() }
-
 // formatMs formats Unix milliseconds; 0 gives "".
 func formatMs(ms int64) string { return apiwire.UnixMilli(ms).String() }
 
