@@ -16,8 +16,14 @@ type ClaimResult int
 
 // Claim outcomes. Only ClaimOK lets a worker execute (or keep executing) an attempt.
 const (
-	// ClaimOK: this worker owns the attempt; execute it (heartbeat: keep going).
+	// ClaimOK: this worker owns the attempt, claimed now; execute it
+	// (heartbeat: keep going).
 	ClaimOK ClaimResult = 1
+	// ClaimMine: this worker already held the claim: its own earlier claim
+	// call whose answer it never read (execute, unless it did), or a
+	// duplicate dispatch of an attempt it claimed (drop). Only a claim
+	// answers it; a heartbeat answers ClaimOK.
+	ClaimMine ClaimResult = 2
 	// ClaimTaken: another worker owns the attempt; drop the dispatch.
 	ClaimTaken ClaimResult = 0
 	// ClaimUnknown: the run or node record does not exist (run deleted); drop.
@@ -46,6 +52,8 @@ func (c ClaimResult) String() string {
 	switch c {
 	case ClaimOK:
 		return "ok"
+	case ClaimMine:
+		return "mine"
 	case ClaimTaken:
 		return "taken"
 	case ClaimUnknown:
@@ -66,13 +74,16 @@ func (c ClaimResult) String() string {
 //
 //	KEYS[1] nodes hash   KEYS[2] claim key   KEYS[3] the node's instances hash
 //	ARGV[1] node id   ARGV[2] attempt   ARGV[3] worker id   ARGV[4] ttl ms   ARGV[5] instance
-//	returns 1 claimed (or already ours), 0 taken by another worker,
+//	returns 1 claimed, 2 already this worker's, 0 taken by another worker,
 //	-5 no record names the attempt yet (missing, or at an earlier attempt),
 //	-2 the record is at a later attempt, -3 node not in flight.
 //
 // A node record with "fo" set is a fan-out node: the attempt is checked
 // against the instance's own record in KEYS[3] instead.
-// Idempotent: a retry by the same worker finds its own claim and returns 1.
+// Idempotent: a retry by the same worker finds its own claim and returns 2,
+// which tells it from a fresh claim: a worker that already ran the attempt
+// drops a duplicate dispatch on 2, but runs the attempt again on 1 (nobody
+// held it: the attempt was queued again without its result being stored).
 var claimScript = redis.NewScript(findRecord + claimFunc + `
 return claim(ARGV[3], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[4], ARGV[5])
 `)
@@ -153,7 +164,7 @@ local function claim(worker, claimKey, instances, node, attempt, ttl, inst)
   if at ~= want then return -2 end
   if r.s ~= 'queued' and r.s ~= 'running' then return -3 end
   if redis.call('SET', claimKey, worker, 'NX', 'PX', ttl) then return 1 end
-  if redis.call('GET', claimKey) == worker then return 1 end
+  if redis.call('GET', claimKey) == worker then return 2 end
   return 0
 end
 `
@@ -205,7 +216,7 @@ type Claimed struct {
 // several that fails is repeated one attempt a call, in a second round
 // trip): one bad record must not hold up a batch for ever. On error no
 // answer is known and the whole call may be repeated: a claim already
-// stored for worker answers ClaimOK again. A server that lost its script
+// stored for worker answers ClaimMine. A server that lost its script
 // cache (NOSCRIPT) gets the scripts loaded once and the pipeline re-sent.
 func (k Keys) ClaimAttempts(ctx context.Context, rdb redis.Cmdable, reqs []ClaimRequest, worker string) ([]Claimed, error) {
 	if len(reqs) == 0 {

@@ -183,12 +183,12 @@ func exerciseClaimScripts(t *testing.T, ctx context.Context, rdb redis.Universal
 	require.Equal(t, statestore.ClaimOK, res)
 	batch, err := k.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: a, TTL: time.Minute}}, "w1")
 	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimOK, batch[0].Result)
+	require.Equal(t, statestore.ClaimMine, batch[0].Result)
 	other := a
 	other.Instance = 1
 	batch, err = k.ClaimAttempts(ctx, rdb, []statestore.ClaimRequest{{Attempt: a, TTL: time.Minute}, {Attempt: other, TTL: time.Minute}}, "w1")
 	require.NoError(t, err)
-	require.Equal(t, statestore.ClaimOK, batch[0].Result, "two attempts of one run are claimed in one call (claims)")
+	require.Equal(t, statestore.ClaimMine, batch[0].Result, "two attempts of one run are claimed in one call (claims)")
 	res, err = k.Heartbeat(ctx, rdb, a, "w1", time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, statestore.ClaimOK, res)

@@ -147,6 +147,14 @@ func (f *inflight) remove(a *attempt) {
 	a.leave()
 }
 
+// has reports whether attempt id is in flight here.
+func (f *inflight) has(id statestore.Attempt) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.m[id]
+	return ok
+}
+
 func (f *inflight) len() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -150,7 +150,7 @@ func TestPrepareClaimsEachAttemptOnce(t *testing.T) {
 		{Topic: eventsv1.TopicTaskDispatch, Value: []byte("\xff not protobuf")},
 		msg("a", 0, 1),   // duplicate within the batch
 		msg("a", 1, 1),   // another instance: its own claim
-		msg("old", 0, 1), // claimed by this worker lately
+		msg("old", 0, 1), // claimed by this worker lately: claimed again, marked
 		msg("b", 0, 0),   // invalid attempt
 		msg("a", 0, 2),   // the next attempt: its own claim
 	}
@@ -159,18 +159,20 @@ func TestPrepareClaimsEachAttemptOnce(t *testing.T) {
 	type view struct {
 		claim  int
 		dup    bool
+		again  bool
 		poison bool
 	}
 	got := make([]view, len(ins))
 	for i, in := range ins {
-		got[i] = view{claim: in.claim, dup: in.dup, poison: in.poison != ""}
+		got[i] = view{claim: in.claim, dup: in.dup, again: in.again, poison: in.poison != ""}
 	}
-	require.Equal(t, []view{{0, false, false}, {-1, false, true}, {-1, true, false}, {1, false, false},
-		{-1, true, false}, {-1, false, true}, {2, false, false}}, got)
+	require.Equal(t, []view{{0, false, false, false}, {-1, false, false, true}, {-1, true, false, false}, {1, false, false, false},
+		{2, false, true, false}, {-1, false, false, true}, {3, false, false, false}}, got)
 	require.Equal(t, []statestore.ClaimRequest{
 		{Attempt: statestore.Attempt{Run: "r", Node: "a", Attempt: 1}, TTL: 7 * time.Second},
 		{Attempt: statestore.Attempt{Run: "r", Node: "a", Instance: 1, Attempt: 1}, TTL: 7 * time.Second},
+		{Attempt: statestore.Attempt{Run: "r", Node: "old", Attempt: 1}, TTL: 7 * time.Second},
 		{Attempt: statestore.Attempt{Run: "r", Node: "a", Attempt: 2}, TTL: 7 * time.Second},
 	}, reqs)
-	require.Equal(t, 2, claimsBefore(ins[:6]))
+	require.Equal(t, 3, claimsBefore(ins[:6]))
 }

@@ -10,9 +10,10 @@ import (
 const recentCap = 4096
 
 // recent remembers the attempts this worker claimed lately. The claim script
-// answers "ok" again to the worker that holds a claim (so that a retried
-// claim call is harmless); recent is what keeps a duplicate of a dispatch
-// delivered to the same worker from running twice. Safe for concurrent use.
+// answers "mine" to the worker that holds a claim (so that a retried claim
+// call is harmless); recent tells such a retry, to run, from a duplicate of a
+// dispatch delivered to the same worker, to drop (see Worker.claimed).
+// Safe for concurrent use.
 type recent struct {
 	mu   sync.Mutex
 	set  map[statestore.Attempt]struct{}

@@ -25,11 +25,18 @@ type inbound struct {
 	// another pool's (GroupFor), left unclaimed for the workers that offer
 	// its handler, which see it in their own group.
 	skip bool
-	// dup marks a dispatch this worker claimed lately or that appeared
-	// earlier in the same batch: it is dropped without a claim (the claim
-	// script answers "ok" again to the holder, so only this check keeps a
-	// duplicate from running twice).
+	// dup marks a dispatch whose attempt appeared earlier in the same
+	// batch: it is dropped without a claim.
 	dup bool
+	// again marks a dispatch of an attempt this worker claimed lately. It
+	// is claimed all the same, and dropped unless the claim is fresh
+	// (statestore.ClaimOK rather than ClaimMine): nobody held the attempt,
+	// so it was queued again without its result being stored — the write
+	// that applied it lost with a Redis failover, say — and only running it
+	// again finishes the node. Dropped without that check, its every
+	// re-dispatch would land on this worker (dispatches are keyed by run)
+	// and the run would wait for ever.
+	again bool
 	// claim indexes the batch's claim results; -1 when not claimed.
 	claim int
 	// at is the message's position in its batch.
@@ -62,11 +69,12 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 			in.skip = true
 			continue
 		}
-		if seen[in.id] || w.recent.has(in.id) {
+		if seen[in.id] {
 			in.dup = true
 			continue
 		}
 		seen[in.id] = true
+		in.again = w.recent.has(in.id)
 		in.claim = len(reqs)
 		reqs = append(reqs, statestore.ClaimRequest{Attempt: in.id, TTL: in.ttl})
 	}
@@ -109,7 +117,7 @@ func (w *Worker) settleAll(ctx context.Context, prod eventbus.Publisher, msgs []
 			w.attemptLog(in).Debug("dispatch skipped: no handler of its name here (another pool's)")
 		case in.dup:
 			w.stats.dropped.Add(1)
-			w.attemptLog(in).Debug("dispatch dropped: this worker already claimed the attempt")
+			w.attemptLog(in).Debug("dispatch dropped: the attempt is earlier in the same batch")
 		case !ok:
 			return i, attempts, ahead
 		case res[in.claim].Result == statestore.ClaimCorrupt:
@@ -204,9 +212,22 @@ func claimsBefore(ins []inbound) int {
 // claimed acts on a dispatch's claim result: a refused claim drops it, and
 // an accepted one becomes an attempt whose heartbeats do their I/O with
 // ctx's values (only dispatches of this worker's handlers are claimed).
+//
+// Its own claim (ClaimMine) runs an attempt this worker has not claimed
+// lately (a claim call repeated after its answer was lost), and drops a
+// duplicate of one it has. A fresh claim of one it has (again) runs it once
+// more, unless it is still running here (its heartbeat takes the claim back).
 func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimResult) *attempt {
 	log := w.attemptLog(in)
-	if res != statestore.ClaimOK {
+	switch {
+	case res == statestore.ClaimMine && !in.again:
+	case res == statestore.ClaimOK && in.again && w.inflight.has(in.id):
+		w.stats.dropped.Add(1)
+		log.Debug("dispatch dropped: the attempt is still running here", logkey.Claim, res.String())
+		return nil
+	case res == statestore.ClaimOK && in.again:
+		log.Warn("attempt dispatched again after this worker ran it, with nobody holding it: its result was never stored (lost with a Redis failover?); running it again with the same idempotency key")
+	case res != statestore.ClaimOK:
 		w.stats.dropped.Add(1)
 		log.Debug("dispatch dropped", logkey.Claim, res.String())
 		return nil

@@ -60,6 +60,32 @@ func TestDuplicateDispatchesExecuteOnce(t *testing.T) {
 	require.EqualValues(t, 1, b.w.Stats().Executed)
 }
 
+// TestAttemptWhoseResultWasLostRunsAgain: a dispatch of an attempt this
+// worker already ran is dropped while its claim is still the worker's (a
+// duplicate), but run again when nobody holds the attempt any more while its
+// record still has it queued: the write that stored its result was lost (a
+// Redis failover loses a master's newest writes), the orchestrator sends it
+// again — to this same worker, as dispatches are keyed by run — and dropping
+// it would leave the run waiting for ever.
+func TestAttemptWhoseResultWasLostRunsAgain(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	d := b.queued("run1", "a", "echo", `{}`)
+	b.dispatch(d)
+	b.result("run1", "a", succeeded)
+	b.dispatch(d)
+	require.Eventually(t, func() bool { return b.w.Stats().Dropped == 1 }, within, tick, "a duplicate while the claim is the worker's")
+	require.EqualValues(t, 1, calls.Load())
+
+	require.NoError(t, b.rdb.Del(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Err()) // the record still says queued
+	b.dispatch(d)
+	require.Eventually(t, func() bool { return len(b.resultsOf("run1", "a")) == 2 }, within, tick, "the attempt whose result was lost did not run again")
+	require.EqualValues(t, 2, calls.Load())
+	require.EqualValues(t, 1, b.w.Stats().Dropped)
+	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Val())
+}
+
 func TestFetchedBatchIsClaimedAndSettledInOrder(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
