@@ -25,6 +25,7 @@ pkg/statestore/claim.go|if tostring(r.a or 0) ~= ARGV[2] then return -2 end||pkg
 pkg/worker/settle.go|case res[in.claim].Result == statestore.ClaimAhead:|case false:|pkg|./worker|SettleDispatchAhead
 pkg/worker/settle.go|	case res == statestore.ClaimOK && in.again && w.inflight.has(in.id):|	case res == statestore.ClaimOK && in.again:|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
 pkg/worker/settle.go|in.again = w.recent.has(in.id)|in.again = false|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
+pkg/worker/settle.go|in.again && w.recent.leftWithin(in.id, time.Now(), in.ttl):|in.again && false:|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
 services/orchestrator/orchsvc/batch.go|return s.tryBatchAhead(ctx, msgs, true)|return s.tryBatchAhead(ctx, msgs, false)|services/orchestrator|./orchsvc|DispatchBesideTheWrite
 services/api/apisvc/runwait.go|	if st == nil \|\| !st.Exists() {|	if true {|services/api|./apisvc|RunWaitAnsweredFromTheAnnouncedRun
 pkg/eventbus/dial.go|c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })|c.stop = func() bool { return false }|pkg|./eventbus|RebalanceDoesNotWaitOutTheLongPoll

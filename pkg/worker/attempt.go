@@ -127,9 +127,13 @@ func stoppedBy(ctx context.Context) (stopError, bool) {
 type inflight struct {
 	mu sync.Mutex
 	m  map[statestore.Attempt]*attempt
+	// recent is told when an attempt leaves.
+	recent *recent
 }
 
-func newInflight() *inflight { return &inflight{m: map[statestore.Attempt]*attempt{}} }
+func newInflight(r *recent) *inflight {
+	return &inflight{m: map[statestore.Attempt]*attempt{}, recent: r}
+}
 
 func (f *inflight) add(a *attempt) {
 	f.mu.Lock()
@@ -142,6 +146,7 @@ func (f *inflight) remove(a *attempt) {
 	f.mu.Lock()
 	if f.m[a.id] == a {
 		delete(f.m, a.id)
+		f.recent.left(a.id, time.Now())
 	}
 	f.mu.Unlock()
 	a.leave()

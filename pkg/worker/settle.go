@@ -216,7 +216,13 @@ func claimsBefore(ins []inbound) int {
 // Its own claim (ClaimMine) runs an attempt this worker has not claimed
 // lately (a claim call repeated after its answer was lost), and drops a
 // duplicate of one it has. A fresh claim of one it has (again) runs it once
-// more, unless it is still running here (its heartbeat takes the claim back).
+// more — unless it is still running here (its heartbeat keeps the claim,
+// whose value is the same) or its result left less than a heartbeat timeout
+// ago and may still be on its way to being stored (the claim is given back:
+// a worker frozen past its liveness, whose attempt was declared lost and
+// sent again, finishes it and publishes its result, and the new dispatch
+// must not run it a second time; if that result is lost too, the next
+// re-send finds the window passed).
 func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimResult) *attempt {
 	log := w.attemptLog(in)
 	switch {
@@ -224,6 +230,13 @@ func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimRe
 	case res == statestore.ClaimOK && in.again && w.inflight.has(in.id):
 		w.stats.dropped.Add(1)
 		log.Debug("dispatch dropped: the attempt is still running here", logkey.Claim, res.String())
+		return nil
+	case res == statestore.ClaimOK && in.again && w.recent.leftWithin(in.id, time.Now(), in.ttl):
+		if err := w.claims.ReleaseClaim(ctx, in.id, w.holder.String()); err != nil {
+			log.Warn("give back the claim of a dispatch dropped: it expires instead", logkey.Err, err)
+		}
+		w.stats.dropped.Add(1)
+		log.Debug("dispatch dropped: this worker ran the attempt moments ago; its result may still be on its way", logkey.Claim, res.String())
 		return nil
 	case res == statestore.ClaimOK && in.again:
 		log.Warn("attempt dispatched again after this worker ran it, with nobody holding it: its result was never stored (lost with a Redis failover?); running it again with the same idempotency key")

@@ -67,6 +67,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := newRecent()
 	w := &Worker{metrics: m,
 		cfg: cfg, rdb: cfg.Redis, keys: cfg.Keys, handlers: names,
 		claims:   statestore.Store{Keys: cfg.Keys, RDB: cfg.Redis},
@@ -75,8 +76,8 @@ func New(cfg Config) (*Worker, error) {
 		slots:    make(chan struct{}, cfg.Concurrency),
 		work:     make(chan *attempt, cfg.Concurrency),
 		out:      newOutbox(),
-		inflight: newInflight(),
-		recent:   newRecent(),
+		recent:   rec,
+		inflight: newInflight(rec),
 	}
 	for range cfg.Concurrency {
 		w.slots <- struct{}{}

@@ -62,28 +62,46 @@ func TestDuplicateDispatchesExecuteOnce(t *testing.T) {
 
 // TestAttemptWhoseResultWasLostRunsAgain: a dispatch of an attempt this
 // worker already ran is dropped while its claim is still the worker's (a
-// duplicate), but run again when nobody holds the attempt any more while its
-// record still has it queued: the write that stored its result was lost (a
-// Redis failover loses a master's newest writes), the orchestrator sends it
-// again — to this same worker, as dispatches are keyed by run — and dropping
-// it would leave the run waiting for ever.
+// duplicate), and while its result left less than a heartbeat timeout ago
+// (it may still be on its way to being stored; the claim the dispatch took
+// is given back), but run again once nobody holds the attempt after that
+// while its record still has it queued: the write that stored its result
+// was lost (a Redis failover loses a master's newest writes), the
+// orchestrator sends it again — to this same worker, as dispatches are
+// keyed by run — and dropping it would leave the run waiting for ever.
 func TestAttemptWhoseResultWasLostRunsAgain(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
 	b := setup(t, map[string]worker.Handler{"echo": echo(&calls)}, nil)
+	ctx := context.Background()
 	d := b.queued("run1", "a", "echo", `{}`)
+	d.HeartbeatTimeoutMs = 3000
+	claim := b.keys.Claim("run1", "a", 0, 1)
 	b.dispatch(d)
 	b.result("run1", "a", succeeded)
 	b.dispatch(d)
 	require.Eventually(t, func() bool { return b.w.Stats().Dropped == 1 }, within, tick, "a duplicate while the claim is the worker's")
 	require.EqualValues(t, 1, calls.Load())
 
-	require.NoError(t, b.rdb.Del(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Err()) // the record still says queued
+	require.NoError(t, b.rdb.Del(ctx, claim).Err()) // the record still says queued: the result's write is gone
 	b.dispatch(d)
-	require.Eventually(t, func() bool { return len(b.resultsOf("run1", "a")) == 2 }, within, tick, "the attempt whose result was lost did not run again")
+	require.Eventually(t, func() bool { return b.w.Stats().Dropped == 2 }, within, tick, "a dispatch right after the result")
+	require.EqualValues(t, 1, calls.Load(), "ran again while its result may still have been on its way")
+	require.Zero(t, b.rdb.Exists(ctx, claim).Val(), "the claim the dropped dispatch took was not given back")
+
+	// The reconciler sends it again until it is claimed: once the window
+	// has passed, it runs.
+	require.Eventually(t, func() bool {
+		if len(b.resultsOf("run1", "a")) == 2 {
+			return true
+		}
+		if b.rdb.Exists(ctx, claim).Val() == 0 {
+			b.dispatch(d)
+		}
+		return false
+	}, within, 200*time.Millisecond, "the attempt whose result was lost did not run again")
 	require.EqualValues(t, 2, calls.Load())
-	require.EqualValues(t, 1, b.w.Stats().Dropped)
-	require.Equal(t, b.w.Holder(), b.rdb.Get(context.Background(), b.keys.Claim("run1", "a", 0, 1)).Val())
+	require.Equal(t, b.w.Holder(), b.rdb.Get(ctx, claim).Val())
 }
 
 func TestFetchedBatchIsClaimedAndSettledInOrder(t *testing.T) {
