@@ -70,7 +70,7 @@ services/orchestrator/core/lost.go|if n.Lost >= e.maxLost() {|if n.Lost > e.maxL
 pkg/handler/egress_dial.go|, ControlContext: g.control}|}|pkg|./handler|Egress
 pkg/handler/egress_dial.go|(class == classLoopback && g.loopback)|(class == classLoopback)|pkg|./handler|Egress\|GuardCheck
 pkg/template/shell.go|return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"|return "'" + s + "'"|pkg|./template|.
-pkg/worker/settle.go|	if res != statestore.ClaimOK {|	if false {|e2e|.|^TestFaultDuplicatedDispatches$
+pkg/worker/settle.go|	case res != statestore.ClaimOK:|	case false:|e2e|.|^TestFaultDuplicatedDispatches$
 services/orchestrator/orchsvc/write.go|if g.o == nil \|\| !g.o.loaded {|if true {|services/orchestrator|./orchsvc|CrashAfterTheWrite
 services/orchestrator/orchsvc/apply.go|return statestore.ClaimFact{State: statestore.ClaimLive}|return statestore.ClaimFact{State: statestore.ClaimNone}|services/orchestrator|./orchsvc|ReconcileEvent
 services/orchestrator/orchsvc/publish.go| \|\| bigStart(g) \|\|| \|\||services/orchestrator|./orchsvc|^TestBigStartDispatchesAfterTheWrite$
