@@ -83,6 +83,10 @@ services/orchestrator/orchsvc/timers.go|		if err != nil \|\| !full \|\| time.Sin
 pkg/devinfra/devbroker/segments.go|			createSegments(dataDir, t.Topic, n)|			_ = n|pkg|./devinfra/devbroker|^TestPrepareSegmentsAreTheFilesKfakeWrites$
 services/orchestrator/orchsvc/maintenance.go|	for sw.active() && sw.credit >= 1 {|	for sw.active() {|services/orchestrator|./orchsvc|^TestReconcilePass
 services/orchestrator/orchsvc/maintenance.go|		sw.again = true|		sw.begin(time.Now())|services/orchestrator|./orchsvc|^TestReconcilePassRequests$
+services/orchestrator/orchsvc/busy.go|	case reconciles(g) && !r.Busy():|	case false:|services/orchestrator|./orchsvc|^TestBusyIndexFollowsTheRun$
+services/orchestrator/orchsvc/busy.go| \|\| (o.loaded && r.Busy())):|):|services/orchestrator|./orchsvc|CrashAfterTheWrite
+services/orchestrator/orchsvc/effects.go|		pipe.ZRem(ctx, s.keys.BusyRunsOf(g.run), g.run)||services/orchestrator|./orchsvc|^TestBusyIndexFollowsTheRun$
+services/orchestrator/orchsvc/maintenance.go|func allRate(rate int) int { return max(1, rate/4) }|func allRate(rate int) int { return max(1, rate) }|services/orchestrator|./orchsvc|^TestBusyRunsAreReconciledFirst$
 services/orchestrator/orchsvc/batch.go| \|\| idleReconcile(g) {| {|services/orchestrator|./orchsvc|^TestIdleReconcileLetsItsLockGo$
 services/orchestrator/orchsvc/batch.go|	if !g.acquired \|\| g.o.run == nil|	if g.o.run == nil|services/orchestrator|./orchsvc|^TestIdleReconcileLetsItsLockGo$
 services/api/apisvc/runs_list.go|	case f.unfinishedOnly():|	case false:|services/api|./apisvc|^TestListUnfinishedRunsBehindManyFinished$

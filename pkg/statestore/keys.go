@@ -86,6 +86,19 @@ func (k Keys) ActiveRunsOf(run string) string { return k.shardKey(k.ShardOf(run)
 // ActiveRunShards lists the keys of every active-runs index shard.
 func (k Keys) ActiveRunShards() []string { return k.allShards("runs:active") }
 
+// BusyRunsOf is the busy-runs index shard of run: the sorted set of runs
+// that may have attempts a worker holds (queued or running) or that wait
+// for a concurrency slot, scored by creation time (ms). It is a subset of
+// the active runs, kept by the orchestrator: a run joins it with its first
+// dispatch and leaves it when it ends or a reconcile finds it idle (it
+// waits on an approval or a timer). The reconciler walks it often and the
+// active runs rarely, so that a worker's death is repaired within moments
+// however many runs wait. BusyRunShards lists every shard.
+func (k Keys) BusyRunsOf(run string) string { return k.shardKey(k.ShardOf(run), "runs:busy") }
+
+// BusyRunShards lists the keys of every busy-runs index shard.
+func (k Keys) BusyRunShards() []string { return k.allShards("runs:busy") }
+
 // AllRunsOf is the all-runs index shard of run: every run id scored by
 // creation time (ms). AllRunShards lists every shard.
 func (k Keys) AllRunsOf(run string) string { return k.shardKey(k.ShardOf(run), "runs:all") }

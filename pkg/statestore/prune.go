@@ -112,6 +112,7 @@ func (k Keys) PruneRun(ctx context.Context, rdb redis.Cmdable, run string, cutof
 	}
 	pipe = rdb.Pipeline()
 	pipe.ZRem(ctx, k.ActiveRunsOf(run), run)
+	pipe.ZRem(ctx, k.BusyRunsOf(run), run)
 	if wf != "" {
 		pipe.ZRem(ctx, k.WorkflowRunsOf(wf, run), run)
 	}

@@ -209,6 +209,7 @@ func (k Keys) indexKeys(ctx context.Context, rdb redis.UniversalClient) ([]index
 	}{
 		{k.AllRunShards(), Keys.AllRunsOf},
 		{k.ActiveRunShards(), Keys.ActiveRunsOf},
+		{k.BusyRunShards(), Keys.BusyRunsOf},
 		{k.TimerShards(), func(n Keys, m string) string {
 			t, err := ParseTimer(m)
 			if err != nil {
@@ -297,7 +298,7 @@ func (k Keys) workflowIndexName(key string) (string, bool) {
 // that belong there.
 func (k Keys) layoutKeys(keys []indexKey) map[string]bool {
 	fixed := map[string]bool{}
-	for _, fam := range [][]string{k.AllRunShards(), k.ActiveRunShards(), k.TimerShards()} {
+	for _, fam := range [][]string{k.AllRunShards(), k.ActiveRunShards(), k.BusyRunShards(), k.TimerShards()} {
 		for _, key := range fam {
 			fixed[key] = true
 		}

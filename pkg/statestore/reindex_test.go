@@ -32,7 +32,7 @@ type indexEntries map[string]map[string]float64
 // that names no run. It returns what a re-index must keep.
 func fillIndexes(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k statestore.Keys) indexEntries {
 	t.Helper()
-	want := indexEntries{"all": {}, "active": {}, "timers": {}}
+	want := indexEntries{"all": {}, "active": {}, "busy": {}, "timers": {}}
 	for _, wf := range []string{"alpha", "beta", "gone"} {
 		want["wf:"+wf] = map[string]float64{}
 	}
@@ -47,6 +47,10 @@ func fillIndexes(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k
 		if i%3 == 0 {
 			pipe.ZAdd(ctx, k.ActiveRunsOf(run), redis.Z{Score: score, Member: run})
 			want["active"][run] = score
+		}
+		if i%6 == 0 {
+			pipe.ZAdd(ctx, k.BusyRunsOf(run), redis.Z{Score: score, Member: run})
+			want["busy"][run] = score
 		}
 		if i%5 == 0 {
 			for kind := 1; kind <= 2; kind++ {
@@ -81,6 +85,7 @@ func readIndexes(t *testing.T, ctx context.Context, rdb redis.UniversalClient, k
 	}
 	read("all", k.AllRunShards(), k.AllRunsOf)
 	read("active", k.ActiveRunShards(), k.ActiveRunsOf)
+	read("busy", k.BusyRunShards(), k.BusyRunsOf)
 	read("timers", k.TimerShards(), func(m string) string {
 		tm, err := statestore.ParseTimer(m)
 		require.NoError(t, err, "a timer that names no run is dropped")
@@ -105,7 +110,7 @@ func namespaceKeys(t *testing.T, ctx context.Context, rdb redis.UniversalClient,
 // keys and the layout record.
 func layoutKeySet(k statestore.Keys) map[string]bool {
 	out := map[string]bool{k.Layout(): true}
-	for _, fam := range [][]string{k.AllRunShards(), k.ActiveRunShards(), k.TimerShards(),
+	for _, fam := range [][]string{k.AllRunShards(), k.ActiveRunShards(), k.BusyRunShards(), k.TimerShards(),
 		k.WorkflowRunShards("alpha"), k.WorkflowRunShards("beta"), k.WorkflowRunShards("gone")} {
 		for _, key := range fam {
 			out[key] = true

@@ -143,6 +143,30 @@ func (r *Run) redispatch(i int, now int64, eff *Effects) {
 	eff.Dispatches = append(eff.Dispatches, r.dispatchOf(i, cfg))
 }
 
+// Busy reports whether a worker may hold one of r's attempts (a node or a
+// fan-out instance queued or running, as InFlight and InFlightInstances
+// list them) or r waits for a concurrency slot: what keeps a run in the
+// busy-runs index, which the reconciler walks often. A run that waits
+// only on an approval, a wait node or a retry's timer is not busy.
+func (r *Run) Busy() bool {
+	if r.Held {
+		return true
+	}
+	for i, n := range r.Nodes {
+		if n.State.InFlight() && !n.FanOut && r.builtin(i) == "" {
+			return true
+		}
+	}
+	for _, f := range r.fans {
+		for _, rec := range f.insts {
+			if rec.State.InFlight() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // InFlight lists the positions of nodes whose attempt a worker may hold, so
 // the shell can look up their claims before a Reconcile.
 func (r *Run) InFlight() []int {

@@ -65,10 +65,13 @@ type runBatch struct {
 	start *statestore.StartCmd
 	// dropActive repairs the active-runs index for a run found finished.
 	dropActive bool
-	admitted   bool       // a capped run got its slot in this batch: nudge the next ones
-	reopened   bool       // a finished capped run took a slot to reopen (release it if it stays finished)
-	spans      []span     // how the batch's node changes split into RunEvents (toWrite)
-	traced     trace.Span // the run's handle span while tracing is on (tracing.go)
+	// busy is what the write queued for the busy-runs index (busy.go):
+	// busyAdd, busyDrop or busyKeep; the cache follows once it is stored.
+	busy     busyMove
+	admitted bool       // a capped run got its slot in this batch: nudge the next ones
+	reopened bool       // a finished capped run took a slot to reopen (release it if it stays finished)
+	spans    []span     // how the batch's node changes split into RunEvents (toWrite)
+	traced   trace.Span // the run's handle span while tracing is on (tracing.go)
 	// dispatched: this round's dispatches were published beside the write
 	// (dispatchAhead), so the outbox leaves them out.
 	dispatched bool

@@ -101,14 +101,20 @@ type Config struct {
 	DrainTimeout time.Duration
 	// TimerPoll is how often due durable timers are looked for; default 100ms.
 	TimerPoll time.Duration
-	// ReconcileEvery is how often every active run is re-examined (and once
-	// at start-up); default 5s. A worker that starts, or whose liveness
-	// lapses, triggers a pass at once.
+	// ReconcileEvery is how often every busy run — one with attempts
+	// queued or running, or waiting for a concurrency slot (busy.go) — is
+	// re-examined (and once at start-up); default 5s. A worker that
+	// starts, or whose liveness lapses, triggers a pass at once.
 	ReconcileEvery time.Duration
-	// ReconcileRate bounds the active runs a reconcile pass asks about per
+	// ReconcileAllEvery is how often every active run is re-examined,
+	// those that wait on approvals and timers included (and once at
+	// start-up); default 12 × ReconcileEvery (1m).
+	ReconcileAllEvery time.Duration
+	// ReconcileRate bounds the busy runs a reconcile pass asks about per
 	// second (each RECONCILE control loads its run); default 1000. A pass
 	// over more than ReconcileEvery × ReconcileRate runs takes longer than
-	// ReconcileEvery, and the next begins when it ends.
+	// ReconcileEvery, and the next begins when it ends. The pass over
+	// every active run goes at a quarter of it.
 	ReconcileRate int
 	// RunRetention is how long an ended run is kept after it ended: the
 	// maintenance leader then deletes it with every key of its own and its
@@ -157,6 +163,7 @@ func (c Config) withDefaults() Config {
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, 5*time.Second)
 	c.TimerPoll = cmp.Or(c.TimerPoll, 100*time.Millisecond)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, 5*time.Second)
+	c.ReconcileAllEvery = cmp.Or(c.ReconcileAllEvery, 12*c.ReconcileEvery)
 	c.ReconcileRate = cmp.Or(c.ReconcileRate, DefaultReconcileRate)
 	c.RunRetention = cmp.Or(c.RunRetention, DefaultRunRetention)
 	c.LivenessCheck = cmp.Or(c.LivenessCheck, time.Second)

@@ -123,6 +123,8 @@ func (s *Service) queueUnindex(ctx context.Context, pipe redis.Pipeliner, g *run
 	ended := g.eff.RunStatusChanged() && r.Status.Terminal()
 	if ended {
 		pipe.ZRem(ctx, s.keys.ActiveRunsOf(g.run), g.run)
+		pipe.ZRem(ctx, s.keys.BusyRunsOf(g.run), g.run)
+		g.busy = busyDrop
 	}
 	if stale := disarmed(r, g.write.Ended, ended); len(stale) > 0 {
 		pipe.ZRem(ctx, s.keys.TimersOf(g.run), stale...)

@@ -128,6 +128,7 @@ func crashAfterTheWrite(t *testing.T, mode cutMode) {
 		return next
 	}
 	active := func() []string { return rdb.ZRange(ctx, keys.ActiveRunShards()[0], 0, -1).Val() }
+	busy := func() []string { return rdb.ZRange(ctx, keys.BusyRunShards()[0], 0, -1).Val() }
 	node := func() records.NodeRecord {
 		rec, err := records.DecodeNodeRecord([]byte(rdb.HGet(ctx, keys.Nodes("r1"), "a").Val()))
 		require.NoError(t, err)
@@ -140,6 +141,7 @@ func crashAfterTheWrite(t *testing.T, mode cutMode) {
 	s := incarnation()
 	require.NoError(t, s.tryBatch(ctx, []eventbus.Message{msg(eventsv1.TopicWorkflowStart, p.StartRequest())}))
 	require.Equal(t, []string{"r1"}, active())
+	require.Equal(t, []string{"r1"}, busy(), "a run that dispatched is not among the busy runs")
 
 	// Attempt 1 fails: the node waits an hour for its retry, on a durable timer.
 	s = crashing(s, failed(1))
@@ -157,10 +159,12 @@ func crashAfterTheWrite(t *testing.T, mode cutMode) {
 	require.NoError(t, s.tryBatch(ctx, []eventbus.Message{failed(2)}))
 	require.Equal(t, "failed", rdb.HGet(ctx, keys.Run("r1"), records.FieldStatus).Val())
 	require.Empty(t, active())
+	require.Empty(t, busy(), "a run that ended stayed among the busy runs")
 
 	// A user retries the run: it is running again, and must be found again.
 	crashing(s, msg(eventsv1.TopicWorkflowControl, &eventsv1.RunControl{RunId: "r1",
 		Action: eventsv1.ControlAction_CONTROL_ACTION_RETRY, RequestedAtMs: time.Now().UnixMilli()}))
 	require.Equal(t, "running", rdb.HGet(ctx, keys.Run("r1"), records.FieldStatus).Val())
 	require.Equal(t, []string{"r1"}, active(), "a running run fell out of the index the reconciler walks")
+	require.Equal(t, []string{"r1"}, busy(), "a run with an attempt queued fell out of the busy runs")
 }

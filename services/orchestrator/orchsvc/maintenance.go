@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -25,7 +26,7 @@ func (s *Service) maintain(ctx context.Context) {
 	defer timers.Stop()
 	started := s.rdb.Subscribe(ctx, s.keys.WorkerChannel())
 	defer started.Close()
-	sw := newSweep(s.keys.ActiveRunShards(), s.cfg.ReconcileRate, s.cfg.TimerPoll)
+	rc := s.newReconciler()
 	pr := newPruner(s.keys.AllRunShards())
 	var lastLiveness time.Time
 	for {
@@ -35,12 +36,12 @@ func (s *Service) maintain(ctx context.Context) {
 		case m := <-started.Channel():
 			s.log.Info("worker started: reconciling what a predecessor may have left", logkey.WorkerID, m.Payload)
 			s.offers.forget() // the pass should see the handlers it offers
-			sw.request()
+			rc.busy.request()
 			continue
 		case <-timers.C:
 		}
 		if !s.metrics.leading(dutyMaintenance, s.maintLease.hold(ctx)) {
-			sw.reset() // a new leader starts a pass at once
+			rc.reset()
 			pr.reset()
 			continue
 		}
@@ -50,11 +51,11 @@ func (s *Service) maintain(ctx context.Context) {
 		if time.Since(lastLiveness) >= s.cfg.LivenessCheck {
 			lastLiveness = time.Now()
 			if s.workersDied(ctx) {
-				sw.request()
+				rc.busy.request()
 			}
 		}
-		if err := s.sweepStep(ctx, sw, time.Now()); err != nil && ctx.Err() == nil {
-			s.log.Warn("reconcile active runs", logkey.Err, err)
+		if err := s.reconcileStep(ctx, rc, time.Now()); err != nil && ctx.Err() == nil {
+			s.log.Warn("reconcile runs", logkey.Err, err)
 		}
 		if err := s.pruneStep(ctx, pr, time.Now()); err != nil && ctx.Err() == nil {
 			s.log.Warn("delete runs past their retention", logkey.Err, err)
@@ -62,9 +63,44 @@ func (s *Service) maintain(ctx context.Context) {
 	}
 }
 
-// sweep is the maintenance leader's reconcile pass: it walks every
-// active-runs index shard with ZSCAN and asks for a RECONCILE of each run
-// it finds, at most rate runs a second. A pass over a few thousand runs
+// reconciler is the maintenance leader's two reconcile passes: over the
+// busy runs every ReconcileEvery at ReconcileRate, and — as the backstop —
+// over every active run every ReconcileAllEvery at a quarter of that rate
+// (busy.go). A worker that starts or dies asks for a pass over the busy
+// runs only: they are the runs its attempts are in.
+type reconciler struct {
+	busy, all *sweep
+}
+
+func (s *Service) newReconciler() *reconciler {
+	return &reconciler{
+		busy: newSweep("busy", s.keys.BusyRunShards(), s.cfg.ReconcileRate, s.cfg.TimerPoll),
+		all:  newSweep("active", s.keys.ActiveRunShards(), allRate(s.cfg.ReconcileRate), s.cfg.TimerPoll),
+	}
+}
+
+// reset abandons both passes: a new leader begins them at once.
+func (rc *reconciler) reset() {
+	rc.busy.reset()
+	rc.all.reset()
+}
+
+// reconcileStep steps both passes, the busy runs' first.
+func (s *Service) reconcileStep(ctx context.Context, rc *reconciler, now time.Time) error {
+	return errors.Join(s.sweepStep(ctx, rc.busy, now, s.cfg.ReconcileEvery), s.sweepStep(ctx, rc.all, now, s.cfg.ReconcileAllEvery))
+}
+
+// allRate is the rate of the pass over every active run: a quarter of the
+// busy runs' (at least one run a second). It is the backstop for what is
+// not busy — a timer or an admission nudge lost with Redis's last second,
+// a run the api recorded but whose start was lost, an entry of a run that
+// ended — so it may be slow, and with many runs waiting it should be.
+func allRate(rate int) int { return max(1, rate/4) }
+
+// sweep is one of the maintenance leader's reconcile passes: it walks
+// every shard of an index (the busy runs, or every active run) with ZSCAN
+// and asks for a RECONCILE of each run it finds, at most rate runs a
+// second. A pass over a few thousand runs
 // still takes a moment; one over a hundred thousand is spread over its
 // length instead of landing on the orchestrators as one burst every
 // ReconcileEvery (each control loads its run), so a stack holding many
@@ -74,6 +110,7 @@ func (s *Service) maintain(ctx context.Context) {
 // RECONCILE is idempotent), where pages by rank skip members when earlier
 // ones leave. Not safe for concurrent use: the maintain loop owns it.
 type sweep struct {
+	name   string // which runs: "busy" or "active"
 	shards []string
 	rate   float64 // runs a second
 	burst  float64 // the most credit that can gather: one poll's worth
@@ -87,8 +124,8 @@ type sweep struct {
 	at      time.Time // when credit was last refilled
 }
 
-func newSweep(shards []string, rate int, poll time.Duration) *sweep {
-	sw := &sweep{shards: shards, rate: float64(rate)}
+func newSweep(name string, shards []string, rate int, poll time.Duration) *sweep {
+	sw := &sweep{name: name, shards: shards, rate: float64(rate)}
 	sw.burst = max(1, sw.rate*poll.Seconds())
 	sw.reset()
 	return sw
@@ -140,11 +177,11 @@ func (sw *sweep) advance(next uint64) {
 	}
 }
 
-// sweepStep begins a pass when one is due and asks for as many RECONCILEs
-// as the pass's credit allows. An error leaves the pass where it was: the
-// next step scans the failed page again.
-func (s *Service) sweepStep(ctx context.Context, sw *sweep, now time.Time) error {
-	if sw.due(now, s.cfg.ReconcileEvery) {
+// sweepStep begins a pass when one is due (every after the last began)
+// and asks for as many RECONCILEs as the pass's credit allows. An error
+// leaves the pass where it was: the next step scans the failed page again.
+func (s *Service) sweepStep(ctx context.Context, sw *sweep, now time.Time, every time.Duration) error {
+	if sw.due(now, every) {
 		sw.begin(now)
 	} else if sw.active() {
 		sw.refill(now)
@@ -162,7 +199,7 @@ func (s *Service) sweepStep(ctx context.Context, sw *sweep, now time.Time) error
 		sw.asked += n
 		sw.advance(next)
 		if !sw.active() {
-			s.log.Debug("reconcile pass done", logkey.Runs, sw.asked, logkey.Took, time.Since(sw.started).Round(time.Millisecond))
+			s.log.Debug("reconcile pass done: "+sw.name+" runs", logkey.Runs, sw.asked, logkey.Took, time.Since(sw.started).Round(time.Millisecond))
 		}
 	}
 	return nil

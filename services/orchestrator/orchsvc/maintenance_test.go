@@ -106,14 +106,14 @@ func TestReconcilePassKeepsItsRate(t *testing.T) {
 	e := newSweepEnv(t, rate)
 	all := runIDs("r", runs)
 	e.activate(t, all...)
-	sw := newSweep(e.s.keys.ActiveRunShards(), rate, e.s.cfg.TimerPoll)
+	sw := newSweep("active", e.s.keys.ActiveRunShards(), rate, e.s.cfg.TimerPoll)
 	burst := rate * e.s.cfg.TimerPoll.Seconds() // 100
 	t0 := time.Unix(1_700_000_000, 0)
 	const step = 50 * time.Millisecond
 	var steps int
 	for now := t0; steps == 0 || sw.active(); now = now.Add(step) {
 		require.Less(t, steps, 200, "a pass over %d runs at %d/s did not end in 10 s of steps", runs, rate)
-		require.NoError(t, e.s.sweepStep(e.ctx, sw, now))
+		require.NoError(t, e.s.sweepStep(e.ctx, sw, now, e.s.cfg.ReconcileEvery))
 		steps++
 		// Credit earned so far, plus one page's overshoot: a page asks
 		// for at most reconcileBatch and ZSCAN returns about that many (a
@@ -140,11 +140,11 @@ func TestReconcilePassSurvivesChurn(t *testing.T) {
 	leaving, staying := runIDs("leaving", 1500), runIDs("staying", 1500)
 	e.activate(t, leaving...)
 	e.activate(t, staying...)
-	sw := newSweep(e.s.keys.ActiveRunShards(), rate, e.s.cfg.TimerPoll)
+	sw := newSweep("active", e.s.keys.ActiveRunShards(), rate, e.s.cfg.TimerPoll)
 	now := time.Unix(1_700_000_000, 0)
 	for steps := 0; steps == 0 || sw.active(); steps++ {
 		require.Less(t, steps, 200, "the pass did not end")
-		require.NoError(t, e.s.sweepStep(e.ctx, sw, now))
+		require.NoError(t, e.s.sweepStep(e.ctx, sw, now, e.s.cfg.ReconcileEvery))
 		if steps < 10 { // runs end and start while the pass is under way
 			e.deactivate(t, leaving[steps*150:(steps+1)*150]...)
 			e.activate(t, runIDs(fmt.Sprintf("new%d", steps), 50)...)
@@ -167,11 +167,11 @@ func TestReconcilePassRequests(t *testing.T) {
 	e := newSweepEnv(t, 1000) // 100 runs per 100-ms poll
 	e.activate(t, runIDs("r", n)...)
 	e.s.cfg.ReconcileEvery = 10 * time.Second
-	sw := newSweep(e.s.keys.ActiveRunShards(), 1000, e.s.cfg.TimerPoll)
+	sw := newSweep("active", e.s.keys.ActiveRunShards(), 1000, e.s.cfg.TimerPoll)
 	now := time.Unix(1_700_000_000, 0)
 	step := func() {
 		t.Helper()
-		require.NoError(t, e.s.sweepStep(e.ctx, sw, now))
+		require.NoError(t, e.s.sweepStep(e.ctx, sw, now, e.s.cfg.ReconcileEvery))
 		now = now.Add(100 * time.Millisecond)
 	}
 	finish := func() int {
@@ -273,4 +273,64 @@ func TestIdleReconcileLetsItsLockGo(t *testing.T) {
 	control(s, eventsv1.ControlAction_CONTROL_ACTION_RECONCILE, "") // held before the batch
 	tick()
 	require.True(t, s.leases.held("r1"), "a reconcile of a run held before it let the lock go")
+}
+
+// TestBusyRunsAreReconciledFirst: with 3,000 runs waiting on approvals
+// and five busy ones, a pass over the busy runs asks about all five at
+// once — at start-up, and again at once when a worker dies — while the
+// pass over every active run goes at a quarter of the rate: it asks about
+// every waiting run in time, never faster than its credit, and begins
+// again only ReconcileAllEvery after it began. Before the busy index a
+// dead worker's attempts waited for a pass over all 3,005 runs.
+func TestBusyRunsAreReconciledFirst(t *testing.T) {
+	t.Parallel()
+	const rate, idle = 1000, 3000
+	const allPerSecond = rate / 4
+	e := newSweepEnv(t, rate)
+	e.s.cfg.ReconcileEvery, e.s.cfg.ReconcileAllEvery = 5*time.Second, time.Minute
+	waiting, busy := runIDs("waiting", idle), runIDs("busy", 5)
+	e.activate(t, waiting...)
+	e.activate(t, busy...)
+	for _, run := range busy {
+		require.NoError(t, e.rdb.ZAdd(e.ctx, e.s.keys.BusyRunsOf(run), redis.Z{Score: 1, Member: run}).Err())
+	}
+	rc := e.s.newReconciler()
+	t0 := time.Unix(1_700_000_000, 0)
+	now := t0
+	step := func() {
+		t.Helper()
+		require.NoError(t, e.s.reconcileStep(e.ctx, rc, now))
+		now = now.Add(100 * time.Millisecond)
+	}
+	allBurst := allPerSecond * e.s.cfg.TimerPoll.Seconds()
+
+	step()
+	got := e.asked(t, len(busy))
+	for _, run := range busy {
+		require.Equal(t, 1, got[run], "busy run %s at start-up", run)
+	}
+	for range 9 {
+		step()
+	}
+	require.LessOrEqual(t, float64(rc.all.asked), allBurst+allPerSecond*now.Sub(t0).Seconds()+128,
+		"the pass over every active run asked %d in its first second", rc.all.asked)
+	e.asked(t, 0) // what the pass over every active run asked so far
+
+	rc.busy.request() // a worker died
+	step()
+	got = e.asked(t, len(busy))
+	for _, run := range busy {
+		require.GreaterOrEqual(t, got[run], 1, "busy run %s after a worker died", run)
+	}
+
+	for i := 0; rc.all.active(); i++ {
+		require.Less(t, i, 200, "the pass over %d active runs at %d/s did not end in 20 s of steps", idle+len(busy), allPerSecond)
+		step()
+	}
+	require.GreaterOrEqual(t, now.Sub(t0), time.Duration(float64(idle)/allPerSecond*0.9*float64(time.Second)),
+		"the pass over every active run went faster than its rate")
+	require.GreaterOrEqual(t, rc.all.asked, idle+len(busy))
+	step()
+	require.False(t, rc.all.active(), "the pass over every active run began again before ReconcileAllEvery")
+	require.True(t, rc.busy.active() || rc.busy.started.After(t0), "the busy runs' passes stopped")
 }

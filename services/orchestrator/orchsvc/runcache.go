@@ -29,6 +29,10 @@ type owned struct {
 	// (queueReindex), since what a crash cut off after its last write is
 	// not re-derived when its events apply again as duplicates.
 	loaded bool
+	// busy: the run is in the busy-runs index as far as this owner knows
+	// (it queued the entry, or found it there on load). False on a run
+	// loaded from Redis until the write that finds it busy adds it again.
+	busy bool
 	// trace is the run's stored traceparent (records.FieldTrace): the
 	// parent of spans for events that bring no trace context of their own.
 	trace string

@@ -45,6 +45,7 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 	for _, g := range groups {
 		if g.o != nil {
 			g.o.loaded = false
+			g.o.busy = g.busy.after(g.o.busy)
 		}
 	}
 	if s.clustered() {
@@ -57,8 +58,10 @@ func (s *Service) write(ctx context.Context, groups []*runBatch) (written, error
 func (s *Service) queueGroup(ctx context.Context, pipe redis.Pipeliner, g *runBatch) {
 	if g.dropActive {
 		pipe.ZRem(ctx, s.keys.ActiveRunsOf(g.run), g.run)
+		pipe.ZRem(ctx, s.keys.BusyRunsOf(g.run), g.run)
 	}
 	s.queueReindex(ctx, pipe, g)
+	g.busy = s.queueBusy(ctx, pipe, g)
 	if g.eff.Empty() && !g.eff.Created {
 		return
 	}

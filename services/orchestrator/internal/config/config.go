@@ -19,8 +19,9 @@ type Config struct {
 	envconf.Common
 	ID             string        // BRAID_ORCHESTRATOR_ID; default hostname-pid
 	LockTTL        time.Duration // BRAID_LOCK_TTL, run lock time to live; default 4s
-	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, active-run re-examination period; default 5s
-	ReconcileRate  int           // BRAID_RECONCILE_RATE, active runs a pass asks about per second; default 1000
+	ReconcileEvery time.Duration // BRAID_RECONCILE_EVERY, busy-run re-examination period; default 5s
+	ReconcileAll   time.Duration // BRAID_RECONCILE_ALL_EVERY, active-run re-examination period; default 12 × ReconcileEvery
+	ReconcileRate  int           // BRAID_RECONCILE_RATE, busy runs a pass asks about per second; default 1000
 	MetricsAddr    string        // BRAID_ORCHESTRATOR_METRICS_ADDR, where /metrics, /healthz and /readyz listen; default "" (off)
 	DrainTimeout   time.Duration // BRAID_ORCHESTRATOR_DRAIN_TIMEOUT, how long SIGTERM lets the batch in hand publish; default 5s
 	MaxLost        int           // BRAID_ORCHESTRATOR_MAX_LOST, losses of one attempt before its node fails; default 3
@@ -35,6 +36,7 @@ func Load() (Config, error) {
 		ID:             r.String("BRAID_ORCHESTRATOR_ID", ""),
 		LockTTL:        r.Duration("BRAID_LOCK_TTL", 4*time.Second),
 		ReconcileEvery: r.Duration("BRAID_RECONCILE_EVERY", 5*time.Second),
+		ReconcileAll:   r.Duration("BRAID_RECONCILE_ALL_EVERY", 0),
 		ReconcileRate:  r.PositiveInt("BRAID_RECONCILE_RATE", orchsvc.DefaultReconcileRate),
 		MetricsAddr:    r.String("BRAID_ORCHESTRATOR_METRICS_ADDR", ""),
 		DrainTimeout:   r.Duration("BRAID_ORCHESTRATOR_DRAIN_TIMEOUT", 5*time.Second),
@@ -56,18 +58,19 @@ func (c Config) MainSettings() svcmain.Settings {
 // the client and logger main made.
 func (c Config) Service(rdb redis.UniversalClient, logger *slog.Logger) orchsvc.Config {
 	return orchsvc.Config{
-		ID:             c.ID,
-		StableID:       c.ID != "",
-		Bus:            c.Common.Bus("braid-orchestrator"),
-		Redis:          rdb,
-		Keys:           c.Keys(),
-		LockTTL:        c.LockTTL,
-		ReconcileEvery: c.ReconcileEvery,
-		ReconcileRate:  c.ReconcileRate,
-		MetricsAddr:    c.MetricsAddr,
-		DrainTimeout:   c.DrainTimeout,
-		MaxLost:        c.MaxLost,
-		RunRetention:   c.RunRetention,
-		Logger:         logger,
+		ID:                c.ID,
+		StableID:          c.ID != "",
+		Bus:               c.Common.Bus("braid-orchestrator"),
+		Redis:             rdb,
+		Keys:              c.Keys(),
+		LockTTL:           c.LockTTL,
+		ReconcileEvery:    c.ReconcileEvery,
+		ReconcileAllEvery: c.ReconcileAll,
+		ReconcileRate:     c.ReconcileRate,
+		MetricsAddr:       c.MetricsAddr,
+		DrainTimeout:      c.DrainTimeout,
+		MaxLost:           c.MaxLost,
+		RunRetention:      c.RunRetention,
+		Logger:            logger,
 	}
 }

@@ -19,6 +19,7 @@ func TestLoad(t *testing.T) {
 	require.Equal(t, []string{"k1:9092", "k2:9092"}, s.Bus.Brokers)
 	require.Equal(t, 3*time.Second, s.LockTTL)
 	require.Equal(t, 5*time.Second, s.ReconcileEvery)
+	require.Zero(t, s.ReconcileAllEvery, "unset: orchsvc derives it from ReconcileEvery")
 	require.Equal(t, 1000, s.ReconcileRate)
 	require.Equal(t, "ns:", s.Keys.Namespace)
 	require.Equal(t, 7*time.Second, s.DrainTimeout)
@@ -36,6 +37,11 @@ func TestLoad(t *testing.T) {
 		require.ErrorContains(t, err, "BRAID_RUN_RETENTION", v)
 	}
 	t.Setenv("BRAID_RUN_RETENTION", "")
+	t.Setenv("BRAID_RECONCILE_ALL_EVERY", "2m")
+	c, err = Load()
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Minute, c.Service(nil, nil).ReconcileAllEvery)
+	t.Setenv("BRAID_RECONCILE_ALL_EVERY", "")
 
 	t.Setenv("BRAID_LOCK_TTL", "forever")
 	t.Setenv("BRAID_KAFKA_PARTITIONS", "0")
