@@ -39,3 +39,33 @@ func TestReconcilerLosesAttemptsOfAFrozenWorker(t *testing.T) {
 	require.Equal(t, 1, rec.Attempt, "a lost attempt consumed a retry")
 	require.Len(t, grep(rep.History[id], "node stuck attempt 1 lost: worker "+f.Workers[0]+" stopped responding (loss 1 of 3)"), 1, "%v", rep.History[id])
 }
+
+// TestWorkerDeathIsRepairedAheadOfWaitingRuns: with 4,000 runs waiting on
+// approvals and the reconciler slowed to 20 runs a second, an attempt
+// whose worker froze (SIGSTOP) is declared lost within seconds of its
+// liveness lapsing: the pass the death asks for walks the busy runs only.
+// When the reconciler walked every active run, that pass reached the
+// attempt's run after up to 200 s (4,001 runs at 20 a second, in ZSCAN's
+// order): within the 10 s allowed here about one time in twenty.
+func TestWorkerDeathIsRepairedAheadOfWaitingRuns(t *testing.T) {
+	t.Parallel()
+	f := startFaultStack(t, stackOpts{workers: 1, env: []string{"BRAID_RECONCILE_EVERY=1s", "BRAID_RECONCILE_RATE=20", "BRAID_WORKER_LIVENESS_TIMEOUT=1s"}})
+	c := f.client(t)
+	gated := f.register(c, "gated", []faultNode{{ID: "gate", Handler: "approval"}, {ID: "b", Handler: "noop", DependsOn: []string{"gate"}}})
+	const waiting = 4000
+	for range waiting {
+		c.start(gated, `{}`)
+	}
+	wf := f.register(c, "frozen", []faultNode{{ID: "stuck", Handler: "simulate",
+		Config: map[string]any{"duration": "3s"}, HeartbeatTimeout: "1s"}})
+	id := c.start(wf, `{}`)
+	worker := f.workerProcs[0]
+	c.waitRun(id, runTimeout, "stuck running", func(r apiRun) bool { return r.node(t, "stuck").State == "running" })
+	f.pause(worker)
+	paused := time.Now()
+	c.waitRun(id, 10*time.Second, "attempt lost by the reconciler ahead of the waiting runs", func(r apiRun) bool { return r.node(t, "stuck").Lost == 1 })
+	t.Logf("attempt declared lost %s after its worker froze, %d runs waiting", time.Since(paused).Round(time.Millisecond), waiting)
+	f.resume(worker)
+	r := c.waitRun(id, runTimeout, "run succeeded", func(r apiRun) bool { return r.Status == "succeeded" })
+	require.Equal(t, 1, r.node(t, "stuck").Attempt, "a lost attempt consumed a retry")
+}
