@@ -50,7 +50,7 @@ type ReindexProgress struct {
 // reindexPage is how many entries Reindex reads and writes per round trip.
 const reindexPage = 1000
 
-// Reindex moves the cross-run indexes — every run, the active runs, each
+// Reindex moves the cross-run indexes — every run, the active and busy runs, each
 // workflow's runs (deleted workflows' too) and the durable timers — from
 // the shard count recorded in Layout to to shards, and records to: what
 // an operator runs, with every api and orchestrator stopped, before

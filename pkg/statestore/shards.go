@@ -44,7 +44,7 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// The cross-run indexes — every run, the active runs, each workflow's
+// The cross-run indexes — every run, the active and busy runs, each workflow's
 // runs, the durable timers — are written on every run start and end. On a
 // Redis Cluster one key each would put all of that on one master, so with
 // Keys.Shards = N > 1 each is N keys: a run's entries go to shard

@@ -33,7 +33,7 @@ func newReindexCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reindex [--shards N]",
 		Short: "Move the run indexes to another shard count (BRAID_REDIS_INDEX_SHARDS)",
-		Long: `reindex moves the cross-run indexes (every run, the active runs, each
+		Long: `reindex moves the cross-run indexes (every run, the active and busy runs, each
 workflow's runs, the durable timers) to N index shards, N from --shards or else
 BRAID_REDIS_INDEX_SHARDS, and records N, so that the services start with
 BRAID_REDIS_INDEX_SHARDS=N. A Redis Cluster that gained masters wants more shards.

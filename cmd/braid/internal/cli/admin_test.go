@@ -42,8 +42,8 @@ func TestAdminReindex(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "Moved the run indexes from 1 to 4 shards: ")
 	require.Contains(t, r.stdout, "Start the services with BRAID_REDIS_INDEX_SHARDS=4.")
-	require.Equal(t, "Copying the entries of 4 index keys: 0 done, 3 entries copied so far\nRemoving the old index keys: 0 of 4 done\n", r.stderr,
-		"progress goes to stderr (the three fixed families and the workflow's index)")
+	require.Equal(t, "Copying the entries of 5 index keys: 0 done, 3 entries copied so far\nRemoving the old index keys: 0 of 5 done\n", r.stderr,
+		"progress goes to stderr (the four fixed families and the workflow's index)")
 	four := statestore.Keys{Namespace: ns, Shards: 4}
 	require.NoError(t, four.CheckLayout(ctx, rdb))
 	for _, run := range runs {
