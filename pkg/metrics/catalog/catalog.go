@@ -68,6 +68,7 @@ var (
 	WorkersLost     = Family{"braid_orchestrator_workers_lost_total", Counter, nil, "Registered workers found dead: their liveness lapsed without a graceful stop.", orch}
 	AttemptsLost    = Family{"braid_orchestrator_attempts_lost_total", Counter, nil, "Attempts lost with their worker and dispatched again without consuming a retry.", orch}
 	RunsPruned      = Family{"braid_orchestrator_runs_pruned_total", Counter, nil, "Ended runs deleted with every key of theirs once older than the run retention (BRAID_RUN_RETENTION).", orch}
+	Reconciles      = Family{"braid_orchestrator_reconciles_total", Counter, []string{"pass"}, "RECONCILE controls the maintenance leader's passes published, by pass: busy (the runs with tasks queued or running or held for a slot; every BRAID_RECONCILE_EVERY and when a worker starts or dies) or active (every active run; every BRAID_RECONCILE_ALL_EVERY).", orch}
 	LockTakeovers   = Family{"braid_orchestrator_lock_takeovers_total", Counter, nil, "Run locks this orchestrator took that another holder had held since it last held them (or that it never held): each starts a takeover repair of the run.", orch}
 	Leader          = Family{"braid_orchestrator_leader", Gauge, []string{"duty"}, "1 while this orchestrator holds the lease of a cluster-wide duty (maintenance, scheduler), else 0.", orch}
 	SchedulerFires  = Family{"braid_scheduler_fires_total", Counter, nil, "Schedule fires whose run was requested (a fire repeated after a crash counts again).", orch}
@@ -90,7 +91,7 @@ var (
 // Families is every family, in the order above.
 var Families = []Family{
 	HTTPRequests, HTTPRequestDuration, RunsCreated, SSEClients, APIWaiting, APILimited,
-	RunsStarted, RunsEnded, StaleWrites, WorkersLost, AttemptsLost, RunsPruned, LockTakeovers, Leader, SchedulerFires, SchedulerMisses, LiveWorkers,
+	RunsStarted, RunsEnded, StaleWrites, WorkersLost, AttemptsLost, RunsPruned, Reconciles, LockTakeovers, Leader, SchedulerFires, SchedulerMisses, LiveWorkers,
 	NodeAttempts, DispatchesSkipped, TaskQueueWait, TaskDuration,
 	ConsumerLag, DLQRecords, RedisCommandDuration, RedisScriptDuration,
 }
@@ -101,7 +102,7 @@ var Families = []Family{
 // attempt ids, keys or user input).
 var AllowedLabels = []string{
 	"route", "method", "code", "limit", "workflow", "outcome", "duty", "reason", "handler",
-	"topic", "partition", "command", "script",
+	"topic", "partition", "command", "script", "pass",
 	// added by `braid dev`, which serves all services from one registry
 	"service",
 }

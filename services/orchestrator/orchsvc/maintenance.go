@@ -63,6 +63,12 @@ func (s *Service) maintain(ctx context.Context) {
 	}
 }
 
+// The reconcile passes, as sweep names and metric labels.
+const (
+	passBusy   = "busy"
+	passActive = "active"
+)
+
 // reconciler is the maintenance leader's two reconcile passes: over the
 // busy runs every ReconcileEvery at ReconcileRate, and — as the backstop —
 // over every active run every ReconcileAllEvery at a quarter of that rate
@@ -74,8 +80,8 @@ type reconciler struct {
 
 func (s *Service) newReconciler() *reconciler {
 	return &reconciler{
-		busy: newSweep("busy", s.keys.BusyRunShards(), s.cfg.ReconcileRate, s.cfg.TimerPoll),
-		all:  newSweep("active", s.keys.ActiveRunShards(), allRate(s.cfg.ReconcileRate), s.cfg.TimerPoll),
+		busy: newSweep(passBusy, s.keys.BusyRunShards(), s.cfg.ReconcileRate, s.cfg.TimerPoll),
+		all:  newSweep(passActive, s.keys.ActiveRunShards(), allRate(s.cfg.ReconcileRate), s.cfg.TimerPoll),
 	}
 }
 
@@ -195,6 +201,7 @@ func (s *Service) sweepStep(ctx context.Context, sw *sweep, now time.Time, every
 			return err
 		}
 		n := len(page) / 2
+		s.metrics.reconciled(sw.name, n)
 		sw.credit -= float64(n) // a small set comes whole (ZSCAN's COUNT is a hint): the debt is paid from later credit
 		sw.asked += n
 		sw.advance(next)

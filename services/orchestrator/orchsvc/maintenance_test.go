@@ -9,6 +9,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
@@ -330,6 +331,8 @@ func TestBusyRunsAreReconciledFirst(t *testing.T) {
 	require.GreaterOrEqual(t, now.Sub(t0), time.Duration(float64(idle)/allPerSecond*0.9*float64(time.Second)),
 		"the pass over every active run went faster than its rate")
 	require.GreaterOrEqual(t, rc.all.asked, idle+len(busy))
+	require.Equal(t, float64(rc.all.asked), testutil.ToFloat64(e.s.metrics.reconciles[passActive]), "braid_orchestrator_reconciles_total{pass=active}")
+	require.GreaterOrEqual(t, testutil.ToFloat64(e.s.metrics.reconciles[passBusy]), float64(2*len(busy)), "braid_orchestrator_reconciles_total{pass=busy}")
 	step()
 	require.False(t, rc.all.active(), "the pass over every active run began again before ReconcileAllEvery")
 	require.True(t, rc.busy.active() || rc.busy.started.After(t0), "the busy runs' passes stopped")

@@ -32,6 +32,7 @@ type orchMetrics struct {
 	overlap, late  prometheus.Counter
 	dropped        prometheus.Counter
 	workers        *prometheus.GaugeVec // no labels: Reset drops it when not the leader
+	reconciles     map[string]prometheus.Counter // by pass: busy, active
 	// svc is the service whose counters (StaleWrites, ...) are read at
 	// scrape time; nil until New has built it.
 	svc atomic.Pointer[Service]
@@ -39,7 +40,7 @@ type orchMetrics struct {
 
 // newOrchMetrics registers the orchestrator's collectors on r.
 func newOrchMetrics(r prometheus.Registerer) (*orchMetrics, error) {
-	m := &orchMetrics{leader: map[string]prometheus.Gauge{}}
+	m := &orchMetrics{leader: map[string]prometheus.Gauge{}, reconciles: map[string]prometheus.Counter{}}
 	var errs []error
 	collect := func(err error) { errs = append(errs, err) }
 	var err error
@@ -56,6 +57,8 @@ func newOrchMetrics(r prometheus.Registerer) (*orchMetrics, error) {
 	leader, err := metrics.NewGaugeVec(r, catalog.Leader)
 	collect(err)
 	m.workers, err = metrics.NewGaugeVec(r, catalog.LiveWorkers)
+	collect(err)
+	reconciles, err := metrics.NewCounterVec(r, catalog.Reconciles)
 	collect(err)
 	for f, n := range map[*catalog.Family]func(*Service) int64{
 		&catalog.StaleWrites:  func(s *Service) int64 { return s.StaleWrites.Load() },
@@ -77,6 +80,9 @@ func newOrchMetrics(r prometheus.Registerer) (*orchMetrics, error) {
 	m.overlap, m.late, m.dropped = misses.WithLabelValues("overlap"), misses.WithLabelValues("late"), misses.WithLabelValues("dropped")
 	for _, d := range []string{dutyMaintenance, dutyScheduler} {
 		m.leader[d] = leader.WithLabelValues(d)
+	}
+	for _, p := range []string{passBusy, passActive} {
+		m.reconciles[p] = reconciles.WithLabelValues(p)
 	}
 	return m, nil
 }
@@ -108,6 +114,17 @@ func outcome(s records.RunStatus) string { return string(s) }
 func (m *orchMetrics) takeover(yes bool) {
 	if yes && m != nil {
 		m.takeovers.Inc()
+	}
+}
+
+// reconciled counts n RECONCILE controls a pass (passBusy, passActive)
+// published.
+func (m *orchMetrics) reconciled(pass string, n int) {
+	if m == nil {
+		return
+	}
+	if c := m.reconciles[pass]; c != nil {
+		c.Add(float64(n))
 	}
 }
 
