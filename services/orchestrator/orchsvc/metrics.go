@@ -31,7 +31,7 @@ type orchMetrics struct {
 	fires          prometheus.Counter
 	overlap, late  prometheus.Counter
 	dropped        prometheus.Counter
-	workers        *prometheus.GaugeVec // no labels: Reset drops it when not the leader
+	workers        *prometheus.GaugeVec          // no labels: Reset drops it when not the leader
 	reconciles     map[string]prometheus.Counter // by pass: busy, active
 	// svc is the service whose counters (StaleWrites, ...) are read at
 	// scrape time; nil until New has built it.
