@@ -69,6 +69,7 @@ const (
 	DrainTimeout = "drain_timeout" // how long a shutdown waits for in-flight work
 	Window       = "window"        // how long something is waited for before giving up
 	Lease        = "lease"         // a lease's name
+	Pass         = "pass"          // a reconcile pass: busy or active runs
 	Locks        = "locks"         // run locks held
 	Member       = "member"        // a timer entry (run, node and due time)
 	FireAt       = "fire_at"       // a schedule's fire time

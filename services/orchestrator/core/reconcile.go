@@ -152,8 +152,8 @@ func (r *Run) Busy() bool {
 	if r.Held {
 		return true
 	}
-	for i, n := range r.Nodes {
-		if n.State.InFlight() && !n.FanOut && r.builtin(i) == "" {
+	for i := range r.Nodes {
+		if r.workerMayHold(i) {
 			return true
 		}
 	}
@@ -171,10 +171,18 @@ func (r *Run) Busy() bool {
 // the shell can look up their claims before a Reconcile.
 func (r *Run) InFlight() []int {
 	var out []int
-	for i, n := range r.Nodes {
-		if n.State.InFlight() && !n.FanOut && r.builtin(i) == "" {
+	for i := range r.Nodes {
+		if r.workerMayHold(i) {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// workerMayHold reports whether node i's current attempt is one a worker
+// may hold: queued or running, neither a fan-out node (its instances are
+// the attempts) nor a built-in the orchestrator runs itself.
+func (r *Run) workerMayHold(i int) bool {
+	n := r.Nodes[i]
+	return n.State.InFlight() && !n.FanOut && r.builtin(i) == ""
 }

@@ -206,7 +206,7 @@ func (s *Service) sweepStep(ctx context.Context, sw *sweep, now time.Time, every
 		sw.asked += n
 		sw.advance(next)
 		if !sw.active() {
-			s.log.Debug("reconcile pass done: "+sw.name+" runs", logkey.Runs, sw.asked, logkey.Took, time.Since(sw.started).Round(time.Millisecond))
+			s.log.Debug("reconcile pass done", logkey.Pass, sw.name, logkey.Runs, sw.asked, logkey.Took, time.Since(sw.started).Round(time.Millisecond))
 		}
 	}
 	return nil
