@@ -150,16 +150,28 @@ func TestUIApproveApprovalNode(t *testing.T) {
 	c := s.client(t)
 	name, _ := c.register([]byte(fmt.Sprintf(`{"name": %q, "nodes": [
 		{"id": "gate", "handler": "approval", "config": {"message": "ship it?"}},
-		{"id": "after", "handler": "noop", "depends_on": ["gate"]}]}`, wfName(t, "ui-approve"))))
+		{"id": "nap", "handler": "wait", "config": {"duration": "200ms"}, "depends_on": ["gate"]},
+		{"id": "after", "handler": "noop", "depends_on": ["nap"]}]}`, wfName(t, "ui-approve"))))
 	id := c.start(name, `{}`)
 	b := openUI(t, s, s.Key)
 	b.Run(t, chromedp.Navigate(s.URL+"/ui/#/runs/"+id), chromedp.WaitVisible(`g.node[data-node="gate"]`, chromedp.ByQuery))
 	b.WaitText(t, `g.node[data-node="gate"] text.sub`, "awaiting approval", uiWait)
 	b.Run(t, chromedp.Click(`g.node[data-node="gate"]`, chromedp.ByQuery), chromedp.WaitVisible(".act-approve", chromedp.ByQuery))
+	// The wait for a decision is the approval node's own time, not a
+	// queue wait before a worker "started" it.
+	b.WaitText(t, "#node-timing", "Awaiting a decision for ", uiWait)
+	var panel string
+	b.Run(t, chromedp.Text("#node-panel", &panel, chromedp.ByQuery))
+	require.NotContains(t, panel, "Idempotency key", "a built-in node has no handler to be idempotent")
 	b.Screenshot(t, "approval")
 	b.Run(t, chromedp.Click(".act-approve", chromedp.ByQuery))
-	waitCount(t, b, "g.node.s-succeeded", 2)
+	waitCount(t, b, "g.node.s-succeeded", 3)
 	b.WaitText(t, ".runhead .badge", "succeeded", uiWait)
+	b.WaitText(t, "#node-timing", "Approved after ", uiWait)
+	b.WaitText(t, "#node-worker-label", "Decided by", uiWait)
+	b.Run(t, chromedp.Click(`g.node[data-node="nap"]`, chromedp.ByQuery))
+	b.WaitText(t, "#node-timing", "Waited ", uiWait)
+	b.Screenshot(t, "wait-node")
 }
 
 // TestUIReadKeyShowsNoMutatingControls: with a read key the dashboard, a

@@ -8,7 +8,7 @@
 import { get, post, q, enc, stream } from "./api.js";
 import { h, clear, badge, button, fmtTime, fmtDuration } from "./dom.js";
 import { isWriter } from "./auth.js";
-import { ended, awaitsApproval } from "./states.js";
+import { ended, awaitsApproval, builtin } from "./states.js";
 
 // nodePanel shows node nodeId of run in el; reload re-reads the run, and
 // onClose hears the panel's own close button.
@@ -62,14 +62,14 @@ export function nodePanel(el, runId, run, nodeId, reload, onClose = () => {}) {
         h("dt", "Queued"), h("dd", fmtTime(n.queued_at)),
         h("dt", "Started"), h("dd", fmtTime(n.started_at)),
         h("dt", "Time"), timingEl,
-        n.worker ? [h("dt", "Worker"), h("dd.mono#node-worker", n.worker)] : null,
-        n.attempt && !n.instances ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:0:${n.attempt}`)] : null,
+        n.worker ? [h("dt#node-worker-label", deciderLabel(n)), h("dd.mono#node-worker", n.worker)] : null,
+        n.attempt && !n.instances && !builtin(n) ? [h("dt", "Idempotency key"), h("dd.mono.small", `${runId}:${nodeId}:0:${n.attempt}`)] : null,
         why ? [h("dt", "Waiting"), h("dd#node-waiting", why)] : null,
         message && !awaiting ? [h("dt", "Message"), h("dd#node-approval-message", message)] : null,
         n.retry_at ? [h("dt", "Retry at"), h("dd", fmtTime(n.retry_at))] : null),
       n.error ? h("pre.error#node-error", n.error) : null,
       (n.past_attempts || []).length ? h("div", h("h4", "Attempt history"), h("ul.history#node-history", n.past_attempts.map((p) =>
-        h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? ` on ${p.worker}` : "", pastTiming(p), p.error ? h("span.muted", ` — ${p.error}`) : null)))) : null,
+        h("li", `Attempt ${p.attempt}: ${p.outcome}`, p.worker ? (n.handler === "approval" ? ` by ${p.worker}` : ` on ${p.worker}`) : "", pastTiming(p), p.error ? h("span.muted", ` — ${p.error}`) : null)))) : null,
       // The api reruns only a run that ended.
       isWriter() && runEnded ? h("div.buttons", button("Rerun from here", async () => {
         try { await post(`/runs/${enc(runId)}/rerun` + q({ from: nodeId })); reload(); } catch (err) { alert(err.message); }
@@ -222,11 +222,45 @@ function jsonOrNone(t, tag, cli) {
 // queue_wait_ms (queued until a worker started it) and duration_ms (run).
 function timing(n) {
   const wait = n.queue_wait_ms, ran = n.duration_ms;
+  const own = builtinTiming(n, ran);
+  if (own) return own;
   if (wait === undefined || wait === null) return ran === undefined || ran === null ? "" : `Ran ${fmtDuration(ran)}`;
   if (ran === undefined || ran === null) {
     return n.state === "queued" ? `Queued ${fmtDuration(wait)} so far, not started` : `Queued ${fmtDuration(wait)}, never started`;
   }
   return `Queued ${fmtDuration(wait)} before it started, ${["queued", "running"].includes(n.state) ? "running for" : "ran"} ${fmtDuration(ran)}`;
+}
+
+// builtinTiming is timing for the orchestrator's own nodes, which no
+// worker runs: the api counts an approval node's wait for a decision, and
+// a wait node's sleep, as their run time (queue wait 0), so "queued 0 ms
+// before it started, running for" would misread them. "" for other nodes
+// and before the figure exists.
+function builtinTiming(n, ran) {
+  if (ran === undefined || ran === null) return "";
+  const d = fmtDuration(ran);
+  if (n.handler === "approval") {
+    switch (n.state) {
+      case "queued": return `Awaiting a decision for ${d}`;
+      case "succeeded": return `Approved after ${d}`;
+      case "failed": return (n.error || "").startsWith("rejected") ? `Rejected after ${d}` : `No approval after ${d}`;
+      case "cancelled": return `Cancelled after ${d} without a decision`;
+    }
+  }
+  if (n.handler === "wait") {
+    switch (n.state) {
+      case "running": return `Waiting, ${d} so far`;
+      case "succeeded": return `Waited ${d}`;
+      case "failed": case "cancelled": return `Waited ${d}, then ${n.state}`;
+    }
+  }
+  return "";
+}
+
+// deciderLabel names the worker row: an approval node's "worker" is who
+// decided it.
+function deciderLabel(n) {
+  return n.handler === "approval" ? "Decided by" : "Worker";
 }
 
 // pastTiming is " (queued X, ran Y)" for an earlier attempt with figures.

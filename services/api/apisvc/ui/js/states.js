@@ -11,3 +11,9 @@ export function ended(status) {
 export function awaitsApproval(n) {
   return n.handler === "approval" && n.state === "queued";
 }
+
+// builtin reports whether node n is one the orchestrator runs itself (a
+// wait or approval node): no worker, no handler code, no idempotency key.
+export function builtin(n) {
+  return n.handler === "wait" || n.handler === "approval";
+}
