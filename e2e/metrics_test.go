@@ -130,6 +130,7 @@ func TestMetricsOnEveryService(t *testing.T) {
 			{catalog.LockTakeovers, nil, false},
 			{catalog.Leader, map[string]string{"duty": "scheduler"}, false}, {catalog.Leader, map[string]string{"duty": "maintenance"}, false},
 			{catalog.SchedulerFires, nil, true}, {catalog.LiveWorkers, nil, false},
+			{catalog.IndexedRuns, map[string]string{"set": "stored"}, true}, {catalog.IndexedRuns, map[string]string{"set": "busy"}, false},
 			{catalog.ConsumerLag, map[string]string{"topic": eventsv1.TopicTaskComplete}, false},
 			{catalog.DLQRecords, map[string]string{"topic": eventsv1.TopicWorkflowStart}, true},
 			{catalog.RedisCommandDuration, map[string]string{"command": "pipeline"}, true},

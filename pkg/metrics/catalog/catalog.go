@@ -74,6 +74,7 @@ var (
 	SchedulerFires  = Family{"braid_scheduler_fires_total", Counter, nil, "Schedule fires whose run was requested (a fire repeated after a crash counts again).", orch}
 	SchedulerMisses = Family{"braid_scheduler_misses_total", Counter, []string{"reason"}, "Schedule fire times that started no run, by reason: overlap (the previous run was still active), late (earlier fire times dropped after downtime: only the latest runs), dropped (the workflow is gone).", orch}
 	LiveWorkers     = Family{"braid_workers", Gauge, nil, "Registered workers whose liveness is current, as the maintenance leader last counted them (only the leader exports it).", orch}
+	IndexedRuns     = Family{"braid_runs", Gauge, []string{"set"}, "Runs in each run index, as the maintenance leader last counted them (every BRAID_RECONCILE_EVERY; only the leader exports it): stored (every run kept, the ended ones until BRAID_RUN_RETENTION), active (not ended), busy (tasks queued or running, or held for a concurrency slot: the runs the frequent reconcile pass walks).", orch}
 
 	// worker
 	NodeAttempts      = Family{"braid_node_attempts_total", Counter, []string{"handler", "outcome"}, "Attempts a worker finished, by handler and outcome (succeeded, failed, timed_out, stopped, handed_back).", worker}
@@ -91,7 +92,7 @@ var (
 // Families is every family, in the order above.
 var Families = []Family{
 	HTTPRequests, HTTPRequestDuration, RunsCreated, SSEClients, APIWaiting, APILimited,
-	RunsStarted, RunsEnded, StaleWrites, WorkersLost, AttemptsLost, RunsPruned, Reconciles, LockTakeovers, Leader, SchedulerFires, SchedulerMisses, LiveWorkers,
+	RunsStarted, RunsEnded, StaleWrites, WorkersLost, AttemptsLost, RunsPruned, Reconciles, LockTakeovers, Leader, SchedulerFires, SchedulerMisses, LiveWorkers, IndexedRuns,
 	NodeAttempts, DispatchesSkipped, TaskQueueWait, TaskDuration,
 	ConsumerLag, DLQRecords, RedisCommandDuration, RedisScriptDuration,
 }
@@ -102,7 +103,7 @@ var Families = []Family{
 // attempt ids, keys or user input).
 var AllowedLabels = []string{
 	"route", "method", "code", "limit", "workflow", "outcome", "duty", "reason", "handler",
-	"topic", "partition", "command", "script", "pass",
+	"topic", "partition", "command", "script", "pass", "set",
 	// added by `braid dev`, which serves all services from one registry
 	"service",
 }

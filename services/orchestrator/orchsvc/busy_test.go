@@ -8,6 +8,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/statestore"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
@@ -73,4 +74,13 @@ func TestBusyIndexFollowsTheRun(t *testing.T) {
 	require.Equal(t, "succeeded", rdb.HGet(ctx, keys.Run("r1"), "status").Val())
 	require.Equal(t, []string{"r2"}, busy(), "a run that ended stayed among the busy runs")
 	require.Equal(t, []string{"r2"}, active())
+
+	// braid_runs counts each index (the maintenance leader's, every
+	// ReconcileEvery).
+	require.NoError(t, s.countRuns(ctx))
+	for set, want := range map[string]float64{"stored": 2, "active": 1, "busy": 1} {
+		require.Equal(t, want, testutil.ToFloat64(s.metrics.indexed.WithLabelValues(set)), "braid_runs{set=%q}", set)
+	}
+	s.metrics.leading(dutyMaintenance, false)
+	require.Zero(t, testutil.CollectAndCount(s.metrics.indexed), "a former leader exports no run counts")
 }

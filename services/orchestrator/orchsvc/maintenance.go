@@ -8,6 +8,7 @@ import (
 	"github.com/braidhq/braid/pkg/eventbus"
 	"github.com/braidhq/braid/pkg/logkey"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
+	"github.com/redis/go-redis/v9"
 )
 
 // reconcileBatch bounds the active runs one ZSCAN call asks for (and so
@@ -28,7 +29,7 @@ func (s *Service) maintain(ctx context.Context) {
 	defer started.Close()
 	rc := s.newReconciler()
 	pr := newPruner(s.keys.AllRunShards())
-	var lastLiveness time.Time
+	var lastLiveness, lastCount time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -54,6 +55,12 @@ func (s *Service) maintain(ctx context.Context) {
 				rc.busy.request()
 			}
 		}
+		if time.Since(lastCount) >= s.cfg.ReconcileEvery {
+			lastCount = time.Now()
+			if err := s.countRuns(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("count the runs of each index", logkey.Err, err)
+			}
+		}
 		if err := s.reconcileStep(ctx, rc, time.Now()); err != nil && ctx.Err() == nil {
 			s.log.Warn("reconcile runs", logkey.Err, err)
 		}
@@ -61,6 +68,42 @@ func (s *Service) maintain(ctx context.Context) {
 			s.log.Warn("delete runs past their retention", logkey.Err, err)
 		}
 	}
+}
+
+// runSets are the run indexes braid_runs counts, by its set label.
+func (s *Service) runSets() map[string][]string {
+	return map[string][]string{
+		"stored": s.keys.AllRunShards(),
+		"active": s.keys.ActiveRunShards(),
+		"busy":   s.keys.BusyRunShards(),
+	}
+}
+
+// countRuns sets braid_runs: the size of each run index, summed over its
+// shards with one pipelined ZCARD each (a few dozen commands every
+// ReconcileEvery, whatever the number of runs).
+func (s *Service) countRuns(ctx context.Context) error {
+	sets := s.runSets()
+	cmds := map[string][]*redis.IntCmd{}
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for set, shards := range sets {
+			for _, k := range shards {
+				cmds[set] = append(cmds[set], p.ZCard(ctx, k))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	counts := make(map[string]int64, len(sets))
+	for set, cs := range cmds {
+		for _, c := range cs {
+			counts[set] += c.Val()
+		}
+	}
+	s.metrics.indexedRuns(counts)
+	return nil
 }
 
 // The reconcile passes, as sweep names and metric labels.

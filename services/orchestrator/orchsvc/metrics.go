@@ -32,6 +32,7 @@ type orchMetrics struct {
 	overlap, late  prometheus.Counter
 	dropped        prometheus.Counter
 	workers        *prometheus.GaugeVec          // no labels: Reset drops it when not the leader
+	indexed        *prometheus.GaugeVec          // runs by set (runSets): Reset drops it when not the leader
 	reconciles     map[string]prometheus.Counter // by pass: busy, active
 	// svc is the service whose counters (StaleWrites, ...) are read at
 	// scrape time; nil until New has built it.
@@ -57,6 +58,8 @@ func newOrchMetrics(r prometheus.Registerer) (*orchMetrics, error) {
 	leader, err := metrics.NewGaugeVec(r, catalog.Leader)
 	collect(err)
 	m.workers, err = metrics.NewGaugeVec(r, catalog.LiveWorkers)
+	collect(err)
+	m.indexed, err = metrics.NewGaugeVec(r, catalog.IndexedRuns)
 	collect(err)
 	reconciles, err := metrics.NewCounterVec(r, catalog.Reconciles)
 	collect(err)
@@ -142,6 +145,7 @@ func (m *orchMetrics) leading(duty string, held bool) bool {
 	m.leader[duty].Set(0)
 	if duty == dutyMaintenance {
 		m.workers.Reset()
+		m.indexed.Reset()
 	}
 	return false
 }
@@ -151,6 +155,16 @@ func (m *orchMetrics) leading(duty string, held bool) bool {
 func (m *orchMetrics) liveWorkers(n int) {
 	if m != nil {
 		m.workers.WithLabelValues().Set(float64(n))
+	}
+}
+
+// indexedRuns records how many runs each run index holds.
+func (m *orchMetrics) indexedRuns(counts map[string]int64) {
+	if m == nil {
+		return
+	}
+	for set, n := range counts {
+		m.indexed.WithLabelValues(set).Set(float64(n))
 	}
 }
 

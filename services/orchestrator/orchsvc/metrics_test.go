@@ -2,6 +2,7 @@ package orchsvc
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/braidhq/braid/pkg/metrics"
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/braidhq/braid/pkg/testkit/testinfra"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -80,4 +83,33 @@ func TestLeaderAndWorkerGauges(t *testing.T) {
 	m.decided(now, now.Add(time.Hour), true, true)
 	require.Equal(t, 1.0, testutil.ToFloat64(m.overlap))
 	require.Equal(t, 1.0, testutil.ToFloat64(m.late))
+}
+
+// TestRunCountsSumTheShards: braid_runs adds up every shard of each index
+// (a sharded keyspace, as on Redis Cluster).
+func TestRunCountsSumTheShards(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := testinfra.StartRedis(t).Client(t)
+	keys := statestore.Keys{Namespace: testinfra.UniqueName(t, "ns") + ":", Shards: 4}
+	m, err := newOrchMetrics(prometheus.NewRegistry())
+	require.NoError(t, err)
+	s := &Service{rdb: rdb, keys: keys, metrics: m}
+	shards := map[int]bool{}
+	for i := range 40 {
+		run := fmt.Sprintf("run-%d", i)
+		shards[keys.ShardOf(run)] = true
+		rdb.ZAdd(ctx, keys.AllRunsOf(run), redis.Z{Member: run})
+		if i%2 == 0 {
+			rdb.ZAdd(ctx, keys.ActiveRunsOf(run), redis.Z{Member: run})
+		}
+		if i%4 == 0 {
+			rdb.ZAdd(ctx, keys.BusyRunsOf(run), redis.Z{Member: run})
+		}
+	}
+	require.Greater(t, len(shards), 1, "the runs fell in one shard")
+	require.NoError(t, s.countRuns(ctx))
+	for set, want := range map[string]float64{"stored": 40, "active": 20, "busy": 10} {
+		require.Equal(t, want, testutil.ToFloat64(m.indexed.WithLabelValues(set)), "braid_runs{set=%q}", set)
+	}
 }
