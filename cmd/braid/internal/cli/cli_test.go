@@ -120,6 +120,7 @@ func TestRunsAndGetTables(t *testing.T) {
 			"started_at":"2026-01-01T00:00:01.000Z","finished_at":"2026-01-01T00:00:01.250Z","queue_wait_ms":1000,"duration_ms":250,
 			"worker":"w-1","error":"shell: exit code 3",
 			"past_attempts":[{"attempt":1,"outcome":"lost","worker":"w-0","queue_wait_ms":4200,"error":"lost: worker w-0 stopped responding"},
+			{"attempt":1,"outcome":"lost","worker":"w-3","queue_wait_ms":5,"duration_ms":9000,"error":"lost: worker w-3 stopped responding"},
 			{"attempt":1,"outcome":"failed","worker":"w-2","queue_wait_ms":3,"duration_ms":1500,"error":"shell: exit code 1"}]},
 			{"id":"ok","state":"queued","attempt":1,"queue_wait_ms":0,"duration_ms":61000,"waiting_reason":"awaiting approval",
 			"approval_message":"Ship \u001b[31mit?"},
@@ -140,6 +141,7 @@ func TestRunsAndGetTables(t *testing.T) {
 	require.Regexp(t, `(?m)^a\s+failed\s+2/2\s+1s\s+250ms\s+w-1\s+shell: exit code 3$`, res.stdout)
 	require.Contains(t, res.stdout, "attempt history\n"+
 		"  a attempt 1 lost (waited 4.2s, never started): lost: worker w-0 stopped responding\n"+
+		"  a attempt 1 lost (waited 5ms, lost 9s after it started): lost: worker w-3 stopped responding\n"+
 		"  a attempt 1 failed (waited 3ms, ran 1.5s): shell: exit code 1\n")
 	require.Regexp(t, `(?m)^ok\s+queued\s+1\s+0s\s+1m1s\s+-\s+awaiting approval: "Ship \\x1b\[31mit\?"$`, res.stdout,
 		"a zero wait is 0s, not absent; the approval's message quoted, no terminal escape let through")

@@ -91,8 +91,13 @@ func millis(ms *int64) string {
 }
 
 // pastTimes is " (waited W, ran D)" for an earlier attempt with figures.
+// A lost attempt's D runs until the loss was noticed (the worker's
+// heartbeat timeout later, or after an outage of the whole stack, its
+// end), not until the worker died, and says so.
 func pastTimes(p apiwire.PastAttempt) string {
 	switch {
+	case p.QueueWaitMs != nil && p.DurationMs != nil && p.Outcome == "lost":
+		return " (waited " + millis(p.QueueWaitMs) + ", lost " + millis(p.DurationMs) + " after it started)"
 	case p.QueueWaitMs != nil && p.DurationMs != nil:
 		return " (waited " + millis(p.QueueWaitMs) + ", ran " + millis(p.DurationMs) + ")"
 	case p.QueueWaitMs != nil:

@@ -264,8 +264,12 @@ function deciderLabel(n) {
 }
 
 // pastTiming is " (queued X, ran Y)" for an earlier attempt with figures.
+// A lost attempt's Y runs until the loss was noticed (a heartbeat timeout
+// after its worker died, or the end of an outage of the whole stack), not
+// until the worker died: it says so.
 function pastTiming(p) {
   if (p.queue_wait_ms === undefined) return "";
-  return p.duration_ms === undefined ? ` (queued ${fmtDuration(p.queue_wait_ms)}, never started)`
+  if (p.duration_ms === undefined) return ` (queued ${fmtDuration(p.queue_wait_ms)}, never started)`;
+  return p.outcome === "lost" ? ` (queued ${fmtDuration(p.queue_wait_ms)}, lost ${fmtDuration(p.duration_ms)} after it started)`
     : ` (queued ${fmtDuration(p.queue_wait_ms)}, ran ${fmtDuration(p.duration_ms)})`;
 }
