@@ -11,7 +11,10 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/braidhq/braid/pkg/confcheck"
 	"github.com/braidhq/braid/pkg/eventbus"
@@ -165,6 +168,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// maxIDBytes bounds a worker id (it is in every claim, result and log line).
+const maxIDBytes = 200
+
 // validate reports every problem of a defaulted Config at once.
 func (c Config) validate() error {
 	errs := []error{confcheck.Required("Redis client", c.Redis == nil), confcheck.Required("Bus.Brokers", len(c.Bus.Brokers) == 0)}
@@ -176,6 +182,10 @@ func (c Config) validate() error {
 		if name == "" || h == nil {
 			errs = append(errs, fmt.Errorf("handler %q: empty name or nil handler", name))
 		}
+	}
+	if len(c.ID) > maxIDBytes || !utf8.ValidString(c.ID) || strings.ContainsFunc(c.ID, unicode.IsControl) {
+		// It goes into every result: protobuf refuses a string that is not UTF-8.
+		errs = append(errs, fmt.Errorf("ID %q: want at most %d bytes of UTF-8 without control characters", c.ID, maxIDBytes))
 	}
 	errs = append(errs, confcheck.Positive("Concurrency", c.Concurrency), confcheck.Positive("MaxInlineOutput", c.MaxInlineOutput),
 		confcheck.Positive("LogLinesCap", c.LogLinesCap), confcheck.Positive("HeartbeatInterval", c.HeartbeatInterval),

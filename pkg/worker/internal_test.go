@@ -176,3 +176,25 @@ func TestPrepareClaimsEachAttemptOnce(t *testing.T) {
 	}, reqs)
 	require.Equal(t, 3, claimsBefore(ins[:6]))
 }
+
+// TestUnencodableResultBecomesAFailure: a result protobuf refuses is
+// replaced by a permanent failure that encodes, never dropped (its attempt
+// would stay in flight and its run wait for ever).
+func TestUnencodableResultBecomesAFailure(t *testing.T) {
+	t.Parallel()
+	r := &eventsv1.TaskResult{RunId: "r", NodeId: "n", Attempt: 2, WorkerId: "w\xff", Status: eventsv1.TaskStatus_TASK_STATUS_SUCCEEDED, Output: []byte(`1`)}
+	_, err := eventbus.NewMessage(eventsv1.TopicTaskComplete, "r", r)
+	require.Error(t, err, "protobuf took a string that is not UTF-8")
+	out := unencodable(r, err)
+	m, err := eventbus.NewMessage(eventsv1.TopicTaskComplete, "r", out)
+	require.NoError(t, err)
+	var got eventsv1.TaskResult
+	require.NoError(t, eventbus.Decode(m, &got))
+	require.Equal(t, eventsv1.TaskStatus_TASK_STATUS_FAILED, got.GetStatus())
+	require.True(t, got.GetPermanent())
+	require.Contains(t, got.GetError(), "the task's result could not be encoded")
+	require.Equal(t, int32(2), got.GetAttempt())
+	require.Empty(t, got.GetOutput())
+	running := unencodable(&eventsv1.TaskResult{RunId: "r", NodeId: "n", Attempt: 1, Status: eventsv1.TaskStatus_TASK_STATUS_RUNNING}, err)
+	require.Equal(t, eventsv1.TaskStatus_TASK_STATUS_RUNNING, running.GetStatus(), "a start notice stays a notice")
+}

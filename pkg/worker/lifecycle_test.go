@@ -299,6 +299,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{name: "nil handler", mutate: func(c *worker.Config) { c.Handlers = map[string]worker.Handler{"x": nil} }, wantErr: `handler "x"`},
 		{name: "negative concurrency", mutate: func(c *worker.Config) { c.Concurrency = -1 }, wantErr: "Concurrency must be positive"},
 		{name: "negative drain", mutate: func(c *worker.Config) { c.DrainTimeout = -time.Second }, wantErr: "DrainTimeout must be positive"},
+		{name: "id not UTF-8", mutate: func(c *worker.Config) { c.ID = "w\xff" }, wantErr: "ID \"w\\xff\": want at most 200 bytes of UTF-8"},
+		{name: "id with a newline", mutate: func(c *worker.Config) { c.ID = "w\n1" }, wantErr: "without control characters"},
+		{name: "id too long", mutate: func(c *worker.Config) { c.ID = strings.Repeat("w", 201) }, wantErr: "at most 200 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/braidhq/braid/pkg/clock"
@@ -101,11 +102,20 @@ func (w *Worker) publishLoop(ctx context.Context, prod eventbus.Publisher) {
 // orchestrator's reconciler retries them.
 func (w *Worker) publish(ctx context.Context, prod eventbus.Publisher, batch []outgoing) {
 	msgs := make([]eventbus.Message, 0, len(batch))
-	for _, it := range batch {
+	for i := range batch {
+		it := &batch[i]
+		// Protobuf refuses a string that is not UTF-8: a handler's error
+		// text may carry any bytes (a tool's stderr).
+		it.result.Error = strings.ToValidUTF8(it.result.GetError(), "\uFFFD")
 		m, err := eventbus.NewMessage(eventsv1.TopicTaskComplete, it.result.GetRunId(), it.result)
 		if err != nil {
-			w.log.Error("encode task result", logkey.RunID, it.result.GetRunId(), logkey.NodeID, it.result.GetNodeId(), logkey.Err, err)
-			continue
+			// Never dropped: the attempt would stay in flight, its claim
+			// renewed, and its run would wait for ever.
+			w.log.Error("encode task result: publishing a failure instead", logkey.RunID, it.result.GetRunId(), logkey.NodeID, it.result.GetNodeId(), logkey.Err, err)
+			it.result = unencodable(it.result, err)
+			if m, err = eventbus.NewMessage(eventsv1.TopicTaskComplete, it.result.GetRunId(), it.result); err != nil {
+				continue // only ids left, which came in a decoded dispatch
+			}
 		}
 		traceResult(&m, it.trace)
 		msgs = append(msgs, m)

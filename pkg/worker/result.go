@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/braidhq/braid/pkg/clock"
@@ -97,4 +98,17 @@ func (w *Worker) attachOutput(ctx context.Context, a *attempt, r *eventsv1.TaskR
 	}
 	a.log.Warn("store large output", logkey.Bytes, len(out), logkey.Err, err)
 	return fmt.Errorf("store output of %d bytes for %s: %w", len(out), a.id, err)
+}
+
+// unencodable is the result published in place of r when r cannot be
+// encoded: a permanent failure of r's attempt saying why (a RUNNING notice
+// stays one, without its figures).
+func unencodable(r *eventsv1.TaskResult, err error) *eventsv1.TaskResult {
+	out := &eventsv1.TaskResult{RunId: r.GetRunId(), NodeId: r.GetNodeId(), Instance: r.GetInstance(), Attempt: r.GetAttempt(),
+		WorkerId: strings.ToValidUTF8(r.GetWorkerId(), "\uFFFD"), Status: r.GetStatus(), StartedAtMs: r.GetStartedAtMs(), FinishedAtMs: r.GetFinishedAtMs()}
+	if out.Status != eventsv1.TaskStatus_TASK_STATUS_RUNNING {
+		out.Status, out.Permanent = eventsv1.TaskStatus_TASK_STATUS_FAILED, true
+		out.Error = "the task's result could not be encoded: " + strings.ToValidUTF8(err.Error(), "\uFFFD")
+	}
+	return out
 }

@@ -277,6 +277,9 @@ func TestHandlerFailures(t *testing.T) {
 			return nil, worker.Permanent(fmt.Errorf("bad config"))
 		}),
 		"panic": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) { panic("boom") }),
+		"badutf8": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) {
+			return nil, fmt.Errorf("stderr: \xff\xfe tail")
+		}),
 		"unmarshalable": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) {
 			return func() {}, nil
 		}),
@@ -300,6 +303,7 @@ func TestHandlerFailures(t *testing.T) {
 		{name: "retryable with output", handler: "retry", wantErr: "exit status 3", output: `{"exit_code":3}`},
 		{name: "permanent", handler: "permanent", wantErr: "bad config", permanent: true},
 		{name: "panic", handler: "panic", wantErr: "handler panicked: boom", permanent: true},
+		{name: "error not UTF-8", handler: "badutf8", wantErr: "tail"},
 		{name: "output not JSON", handler: "unmarshalable", wantErr: `marshal output of handler "unmarshalable"`, permanent: true},
 		{name: "timeout", handler: "slow", timeoutMs: 50, wantErr: "timed out after 50ms: context deadline exceeded"},
 	}
