@@ -54,7 +54,7 @@ func TestPoisonMessagesGoToDLQ(t *testing.T) {
 		cancel()
 		_ = c.Close()
 		for _, m := range got {
-			require.NotEmpty(t, m.Headers[eventsv1.HeaderDLQReason], "%s record without a reason", topic)
+			require.NotEmpty(t, m.Headers.Get(eventsv1.HeaderDLQReason), "%s record without a reason", topic)
 		}
 	}
 }

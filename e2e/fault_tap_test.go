@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -79,7 +78,7 @@ func (f *faultStack) tap(topic string, rekey bool, match func(workflow string) b
 				continue // transient, or ctx ended
 			}
 			for _, m := range msgs {
-				if m.Headers[tapHeader] != "" {
+				if m.Headers.Get(tapHeader) != "" {
 					continue
 				}
 				// Results are keyed by run id, dispatches by run/node#instance.
@@ -104,11 +103,11 @@ func (f *faultStack) tap(topic string, rekey bool, match func(workflow string) b
 // copy publishes m again now (under a random key when rekey) and, one time
 // in three, once more later.
 func (tap *resultTap) copy(ctx context.Context, prod *eventbus.Producer, m eventbus.Message, rnd *rand.Rand, rekey bool) {
-	cp := eventbus.Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Headers: maps.Clone(m.Headers)}
+	cp := eventbus.Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Headers: m.Headers.Clone()}
 	if rekey {
 		cp.Key = []byte(fmt.Sprintf("%s/copy-%d", m.Key, rnd.Int64()))
 	}
-	cp.Headers[tapHeader] = "1"
+	cp.Headers.Set(tapHeader, "1")
 	tap.publish(ctx, prod, cp)
 	tap.mu.Lock()
 	tap.dups++

@@ -3,7 +3,6 @@ package eventbus
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strconv"
 
 	"github.com/braidhq/braid/proto-events/eventsv1"
@@ -24,11 +23,10 @@ func (p *Producer) DeadLetter(ctx context.Context, m Message, reason string) err
 // caller that publishes it with other messages commits m only after that
 // publish succeeded.
 func DeadLetterMessage(m Message, reason string) Message {
-	h := make(map[string]string, len(m.Headers)+4)
-	maps.Copy(h, m.Headers)
-	h[eventsv1.HeaderDLQReason] = reason
-	h[eventsv1.HeaderDLQTopic] = m.Topic
-	h[eventsv1.HeaderDLQPartition] = strconv.Itoa(m.Partition)
-	h[eventsv1.HeaderDLQOffset] = strconv.FormatInt(m.Offset, 10)
+	h := append(make(Headers, 0, len(m.Headers)+4), m.Headers...)
+	h.Set(eventsv1.HeaderDLQReason, reason)
+	h.Set(eventsv1.HeaderDLQTopic, m.Topic)
+	h.Set(eventsv1.HeaderDLQPartition, strconv.Itoa(m.Partition))
+	h.Set(eventsv1.HeaderDLQOffset, strconv.FormatInt(m.Offset, 10))
 	return Message{Topic: eventsv1.DLQ(m.Topic), Key: m.Key, Value: m.Value, Headers: h}
 }

@@ -103,8 +103,8 @@ func (r *room) give(n int64) {
 // headers.
 func (m Message) size() int64 {
 	n := len(m.Key) + len(m.Value)
-	for k, v := range m.Headers {
-		n += len(k) + len(v)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
 	}
 	return int64(n)
 }

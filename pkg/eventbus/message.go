@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // ErrPoison marks a record that can never be handled: its value does not
@@ -30,7 +32,7 @@ type Message struct {
 	// Value is the protobuf-encoded payload.
 	Value []byte
 	// Headers are the record headers; a repeated header keeps its last value.
-	Headers map[string]string
+	Headers Headers
 	// Partition and Offset locate a fetched record; zero on messages to publish.
 	Partition int
 	Offset    int64
@@ -47,15 +49,26 @@ func NewMessage(topic, key string, m proto.Message) (Message, error) {
 	if err != nil {
 		return Message{}, fmt.Errorf("encode %s topic=%s key=%s: %w", name, topic, key, err)
 	}
-	return Message{
-		Topic: topic,
-		Key:   []byte(key),
-		Value: value,
-		Headers: map[string]string{
-			eventsv1.HeaderEventType:     string(name),
-			eventsv1.HeaderSchemaVersion: eventsv1.SchemaVersion,
-		},
-	}, nil
+	h := make(Headers, 2, 3) // room for a traceparent
+	h[0] = Header{Key: eventsv1.HeaderEventType, Value: eventType(name)}
+	h[1] = Header{Key: eventsv1.HeaderSchemaVersion, Value: schemaVersion}
+	return Message{Topic: topic, Key: []byte(key), Value: value, Headers: h}, nil
+}
+
+// schemaVersion is the schema-version header's value, shared by every
+// message (header values are never modified in place).
+var schemaVersion = []byte(eventsv1.SchemaVersion)
+
+// eventTypes maps a message type's full name to its event-type header
+// value, shared by every message of the type.
+var eventTypes sync.Map // protoreflect.FullName → []byte
+
+func eventType(name protoreflect.FullName) []byte {
+	if v, ok := eventTypes.Load(name); ok {
+		return v.([]byte)
+	}
+	v, _ := eventTypes.LoadOrStore(name, []byte(name))
+	return v.([]byte)
 }
 
 // Decode unmarshals m's value into into. When m has an event-type header it
@@ -63,7 +76,7 @@ func NewMessage(topic, key string, m proto.Message) (Message, error) {
 // fix it. Unknown fields are kept, so newer producers stay readable.
 func Decode(m Message, into proto.Message) error {
 	want := string(into.ProtoReflect().Descriptor().FullName())
-	if got, ok := m.Headers[eventsv1.HeaderEventType]; ok && got != want {
+	if got, ok := m.Headers.value(eventsv1.HeaderEventType); ok && string(got) != want {
 		return fmt.Errorf("decode topic=%s partition=%d offset=%d: event-type %q, want %q: %w",
 			m.Topic, m.Partition, m.Offset, got, want, ErrPoison)
 	}
@@ -78,9 +91,9 @@ func Decode(m Message, into proto.Message) error {
 func (c Config) toKafka(m Message) kafka.Message {
 	km := kafka.Message{Topic: c.topic(m.Topic), Key: m.Key, Value: m.Value}
 	if len(m.Headers) > 0 {
-		km.Headers = make([]kafka.Header, 0, len(m.Headers))
-		for k, v := range m.Headers {
-			km.Headers = append(km.Headers, kafka.Header{Key: k, Value: []byte(v)})
+		km.Headers = make([]kafka.Header, len(m.Headers))
+		for i, h := range m.Headers {
+			km.Headers[i] = kafka.Header{Key: h.Key, Value: h.Value}
 		}
 	}
 	return km
@@ -97,9 +110,9 @@ func (c Config) fromKafka(km kafka.Message) Message {
 		raw:       km,
 	}
 	if len(km.Headers) > 0 {
-		m.Headers = make(map[string]string, len(km.Headers))
-		for _, h := range km.Headers {
-			m.Headers[h.Key] = string(h.Value)
+		m.Headers = make(Headers, len(km.Headers))
+		for i, h := range km.Headers {
+			m.Headers[i] = Header{Key: h.Key, Value: h.Value}
 		}
 	}
 	return m

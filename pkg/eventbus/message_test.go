@@ -19,7 +19,7 @@ func TestNewMessageAndDecode(t *testing.T) {
 	require.Equal(t, []byte("r1"), m.Key)
 	require.Equal(t, map[string]string{
 		eventsv1.HeaderEventType: "braid.events.v1.TaskResult", eventsv1.HeaderSchemaVersion: eventsv1.SchemaVersion,
-	}, m.Headers)
+	}, m.Headers.Map())
 	var out eventsv1.TaskResult
 	require.NoError(t, Decode(m, &out))
 	require.True(t, proto.Equal(in, &out))
@@ -32,7 +32,7 @@ func TestDecodePoison(t *testing.T) {
 	noHeader := good
 	noHeader.Headers = nil
 	wrongType := good
-	wrongType.Headers = map[string]string{eventsv1.HeaderEventType: "braid.events.v1.RunEvent"}
+	wrongType.Headers = Headers{{Key: eventsv1.HeaderEventType, Value: []byte("braid.events.v1.RunEvent")}}
 	tests := []struct {
 		name    string
 		input   Message
@@ -61,7 +61,7 @@ func TestDecodePoison(t *testing.T) {
 func TestKafkaConversionRoundTrip(t *testing.T) {
 	t.Parallel()
 	cfg := Config{TopicPrefix: "p."}
-	m := Message{Topic: "task.dispatch", Key: []byte("k"), Value: []byte("v"), Headers: map[string]string{"a": "1", "b": "2"}}
+	m := Message{Topic: "task.dispatch", Key: []byte("k"), Value: []byte("v"), Headers: Headers{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}}
 	km := cfg.toKafka(m)
 	require.Equal(t, "p.task.dispatch", km.Topic)
 	require.Len(t, km.Headers, 2)
@@ -86,10 +86,45 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value []byte, eventType string) {
 		m := Message{Topic: "t", Value: value}
 		if eventType != "" {
-			m.Headers = map[string]string{eventsv1.HeaderEventType: eventType}
+			m.Headers = Headers{{Key: eventsv1.HeaderEventType, Value: []byte(eventType)}}
 		}
 		if err := Decode(m, &eventsv1.TaskDispatch{}); err != nil && !errors.Is(err, ErrPoison) {
 			t.Fatalf("error does not wrap ErrPoison: %v", err)
 		}
 	})
+}
+
+// TestHeaders: a repeated key reads as its last value and Set replaces it;
+// NewMessage's shared values are never changed by a message's Set; *Headers
+// carries trace context.
+func TestHeaders(t *testing.T) {
+	t.Parallel()
+	h := Headers{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}, {Key: "a", Value: []byte("3")}}
+	require.Equal(t, "3", h.Get("a"))
+	v, ok := h.Lookup("b")
+	require.True(t, ok)
+	require.Equal(t, "2", v)
+	_, ok = h.Lookup("c")
+	require.False(t, ok)
+	require.Equal(t, "", h.Get("c"))
+	require.Equal(t, []string{"a", "b"}, h.Keys())
+	h.Set("a", "4")
+	h.Set("c", "5")
+	require.Equal(t, map[string]string{"a": "4", "b": "2", "c": "5"}, h.Map())
+	require.Equal(t, "1", string(h[0].Value), "Set changed a value the last one shadows")
+
+	m1, err := NewMessage(eventsv1.TopicTaskComplete, "r", &eventsv1.TaskResult{})
+	require.NoError(t, err)
+	m2, err := NewMessage(eventsv1.TopicTaskComplete, "r", &eventsv1.TaskResult{})
+	require.NoError(t, err)
+	m1.Headers.Set(eventsv1.HeaderEventType, "x")
+	m1.Headers.Set(eventsv1.HeaderTraceparent, "tp")
+	require.Equal(t, "braid.events.v1.TaskResult", m2.Headers.Get(eventsv1.HeaderEventType), "a message's Set reached another's shared value")
+	require.Equal(t, "", m2.Headers.Get(eventsv1.HeaderTraceparent))
+
+	c := m2.Headers.Clone()
+	c.Set(eventsv1.HeaderSchemaVersion, "9")
+	require.Equal(t, eventsv1.SchemaVersion, m2.Headers.Get(eventsv1.HeaderSchemaVersion), "Set on a clone changed the original")
+	require.Nil(t, Headers(nil).Clone())
+	require.Nil(t, Headers(nil).Map())
 }

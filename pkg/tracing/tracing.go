@@ -163,20 +163,20 @@ func exporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExp
 // Inject writes the span context of ctx into a record's headers
 // (traceparent, and tracestate when there is one). It writes nothing while
 // tracing is off or ctx carries no span.
-func Inject(ctx context.Context, headers map[string]string) {
+func Inject(ctx context.Context, headers propagation.TextMapCarrier) {
 	if !on.Load() || headers == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
-	prop.Inject(ctx, propagation.MapCarrier(headers))
+	prop.Inject(ctx, headers)
 }
 
 // Extract returns ctx carrying the remote span context in a record's
 // headers, when tracing is on and there is one.
-func Extract(ctx context.Context, headers map[string]string) context.Context {
-	if !on.Load() || headers[eventsv1.HeaderTraceparent] == "" {
+func Extract(ctx context.Context, headers propagation.TextMapCarrier) context.Context {
+	if !on.Load() || headers == nil || headers.Get(eventsv1.HeaderTraceparent) == "" {
 		return ctx
 	}
-	return prop.Extract(ctx, propagation.MapCarrier(headers))
+	return prop.Extract(ctx, headers)
 }
 
 // Traceparent is the W3C traceparent of ctx's span ("" when there is none
@@ -185,7 +185,7 @@ func Traceparent(ctx context.Context) string {
 	if !on.Load() {
 		return ""
 	}
-	h := map[string]string{}
+	h := propagation.MapCarrier{}
 	Inject(ctx, h)
 	return h[eventsv1.HeaderTraceparent]
 }

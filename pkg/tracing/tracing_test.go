@@ -10,6 +10,7 @@ import (
 	"github.com/braidhq/braid/pkg/testkit/otlpsink"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -51,13 +52,13 @@ func TestSetupRefusesAnUnknownProtocol(t *testing.T) {
 // wrapped.
 func TestOffCostsNothing(t *testing.T) {
 	require.False(t, Enabled())
-	h := map[string]string{}
+	h := propagation.MapCarrier{}
 	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled}))
 	Inject(ctx, h)
 	require.Empty(t, h)
 	require.Empty(t, Traceparent(ctx))
-	got := Extract(context.Background(), map[string]string{eventsv1.HeaderTraceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+	got := Extract(context.Background(), propagation.MapCarrier{eventsv1.HeaderTraceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
 	require.False(t, trace.SpanContextFromContext(got).IsValid())
 	base := slog.NewJSONHandler(&bytes.Buffer{}, nil)
 	require.Equal(t, slog.Handler(base), LogHandler(base))
@@ -81,7 +82,7 @@ func TestSpansCrossARecordAndReachTheCollector(t *testing.T) {
 	})
 
 	ctx, producer := Tracer("api").Start(context.Background(), "produce")
-	headers := map[string]string{}
+	headers := propagation.MapCarrier{}
 	Inject(ctx, headers)
 	require.Contains(t, headers, eventsv1.HeaderTraceparent)
 	require.Equal(t, headers[eventsv1.HeaderTraceparent], Traceparent(ctx))

@@ -42,7 +42,7 @@ type inbound struct {
 	// at is the message's position in its batch.
 	at int
 	// headers are the message's headers (its trace context).
-	headers map[string]string
+	headers eventbus.Headers
 }
 
 // prepare decodes msgs and lists the claims they need, in order.

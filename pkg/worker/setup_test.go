@@ -287,7 +287,7 @@ func (b *bundle) publishRaw(key string, value []byte) {
 func (b *bundle) dlqReasons() []string {
 	var out []string
 	for _, m := range b.dlq.all() {
-		out = append(out, m.Headers[eventsv1.HeaderDLQReason])
+		out = append(out, m.Headers.Get(eventsv1.HeaderDLQReason))
 	}
 	return out
 }

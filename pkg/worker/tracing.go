@@ -24,7 +24,7 @@ var workerTracer = tracing.Tracer("worker")
 
 // traceAttempt opens a's task span, started when the batch's claims were
 // sent and with the claim round trip as its first child.
-func (w *Worker) traceAttempt(a *attempt, headers map[string]string, claimed, answered time.Time) {
+func (w *Worker) traceAttempt(a *attempt, headers eventbus.Headers, claimed, answered time.Time) {
 	if !tracing.Enabled() {
 		return
 	}
@@ -38,7 +38,7 @@ func (w *Worker) traceAttempt(a *attempt, headers map[string]string, claimed, an
 	if at := d.GetDispatchedAtMs(); at > 0 {
 		attrs = append(attrs, attribute.Int64("braid.queue_wait_ms", max(claimed.UnixMilli()-at, 0)))
 	}
-	parent := tracing.Extract(context.Background(), headers)
+	parent := tracing.Extract(context.Background(), &headers)
 	_, a.span = workerTracer.Start(parent, "task "+d.GetHandler(), trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithTimestamp(claimed), trace.WithAttributes(attrs...))
 	_, c := workerTracer.Start(trace.ContextWithSpan(context.Background(), a.span), "claim", trace.WithTimestamp(claimed))
@@ -109,6 +109,6 @@ func (a *attempt) endResultSpan(r *eventsv1.TaskResult) {
 // traceResult gives a result message the span context it follows from.
 func traceResult(m *eventbus.Message, sc trace.SpanContext) {
 	if sc.IsValid() {
-		tracing.Inject(trace.ContextWithSpanContext(context.Background(), sc), m.Headers)
+		tracing.Inject(trace.ContextWithSpanContext(context.Background(), sc), &m.Headers)
 	}
 }

@@ -50,7 +50,7 @@ func testCommittedIsNotRedelivered(t *testing.T, h Harness) {
 func testDeadLetter(t *testing.T, h Harness) {
 	poison := record(h.Topic, "run-9", 0)
 	poison.Value = []byte("\xff\xffnot protobuf")
-	poison.Headers["x"] = "y"
+	poison.Headers.Set("x", "y")
 	require.NoError(t, h.Publisher.Publish(ctxFor(t), poison))
 	c := h.NewConsumer(t, newGroup(), h.Topic)
 	m := fetchN(t, c, 1)[0]
@@ -68,5 +68,5 @@ func testDeadLetter(t *testing.T, h Harness) {
 		eventsv1.HeaderDLQTopic:     h.Topic,
 		eventsv1.HeaderDLQPartition: fmt.Sprint(m.Partition),
 		eventsv1.HeaderDLQOffset:    fmt.Sprint(m.Offset),
-	}, dm.Headers)
+	}, dm.Headers.Map())
 }

@@ -39,7 +39,7 @@ func ctxFor(t *testing.T) context.Context {
 func record(topic, key string, n int) eventbus.Message {
 	return eventbus.Message{
 		Topic: topic, Key: []byte(key), Value: []byte(key + "/" + strconv.Itoa(n)),
-		Headers: map[string]string{"seq": strconv.Itoa(n)},
+		Headers: eventbus.Headers{{Key: "seq", Value: []byte(strconv.Itoa(n))}},
 	}
 }
 

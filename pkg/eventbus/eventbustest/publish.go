@@ -17,7 +17,7 @@ import (
 // (a batch timer, an async send) loses them here when nothing flushes it.
 func testPublishReturnsAfterAck(t *testing.T, h Harness) {
 	msgs := records(h.Topic, "run-1", 5)
-	msgs[0].Headers[eventsv1.HeaderTraceparent] = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	msgs[0].Headers.Set(eventsv1.HeaderTraceparent, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 	require.NoError(t, h.Publisher.Publish(ctxFor(t), msgs...))
 	require.NoError(t, h.Publisher.Publish(ctxFor(t)), "publishing nothing is a no-op")
 

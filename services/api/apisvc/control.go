@@ -172,7 +172,7 @@ func (s *Server) publishControl(ctx context.Context, c *gin.Context, m *eventsv1
 	m.RequestId, m.RequestedBy, m.RequestedAtMs = uuid.NewString(), requester(c), time.Now().UnixMilli()
 	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowControl, m.RunId, m)
 	if err == nil {
-		tracing.Inject(ctx, msg.Headers)
+		tracing.Inject(ctx, &msg.Headers)
 		err = s.prod.Publish(ctx, msg)
 	}
 	if err != nil {

@@ -188,7 +188,7 @@ func (s *Server) publishStart(ctx context.Context, p statestore.PendingRun, chec
 	}
 	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, p.ID, p.StartRequest())
 	if err == nil {
-		tracing.Inject(ctx, msg.Headers)
+		tracing.Inject(ctx, &msg.Headers)
 		err = s.prod.Publish(ctx, msg)
 	}
 	if err == nil {

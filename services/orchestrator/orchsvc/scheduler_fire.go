@@ -35,7 +35,7 @@ func (sc *scheduler) fire(ctx context.Context, def statestore.ScheduleDef, at, n
 	}
 	msg, err := eventbus.NewMessage(eventsv1.TopicWorkflowStart, p.ID, p.StartRequest())
 	if err == nil {
-		tracing.Inject(ctx, msg.Headers)
+		tracing.Inject(ctx, &msg.Headers)
 		err = sc.pub.Publish(ctx, msg)
 	}
 	if err != nil {

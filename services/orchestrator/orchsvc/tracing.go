@@ -37,7 +37,7 @@ func traceOpen(g *runBatch, batchStart time.Time) {
 	}
 	parent, links := context.Background(), []trace.Link(nil)
 	for _, in := range g.events {
-		sc := trace.SpanContextFromContext(tracing.Extract(context.Background(), in.msg.Headers))
+		sc := trace.SpanContextFromContext(tracing.Extract(context.Background(), &in.msg.Headers))
 		switch {
 		case !sc.IsValid():
 		case !trace.SpanContextFromContext(parent).IsValid():
@@ -49,7 +49,7 @@ func traceOpen(g *runBatch, batchStart time.Time) {
 	if g.o != nil && g.o.trace == "" { // an optimistic start's run was not loaded
 		for _, in := range g.events {
 			if in.start != nil {
-				g.o.trace = in.msg.Headers[eventsv1.HeaderTraceparent]
+				g.o.trace = in.msg.Headers.Get(eventsv1.HeaderTraceparent)
 			}
 		}
 	}
@@ -189,7 +189,7 @@ func traceInject(g *runBatch, msgs []eventbus.Message) {
 	}
 	ctx := trace.ContextWithSpan(context.Background(), g.traced)
 	for i := range msgs {
-		tracing.Inject(ctx, msgs[i].Headers)
+		tracing.Inject(ctx, &msgs[i].Headers)
 	}
 }
 
