@@ -28,6 +28,7 @@ func (e stopError) Error() string { return "stopped: " + e.reason.String() }
 // the attempt keeps only the means to cancel it.
 type attempt struct {
 	id       statestore.Attempt
+	fp       uint64 // id's fingerprint
 	dispatch *eventsv1.TaskDispatch
 	handler  Handler
 	ttl      time.Duration // claim TTL: the dispatch's heartbeat timeout
@@ -146,7 +147,7 @@ func (f *inflight) remove(a *attempt) {
 	f.mu.Lock()
 	if f.m[a.id] == a {
 		delete(f.m, a.id)
-		f.recent.left(a.id, time.Now())
+		f.recent.left(a.id, a.fp, time.Now())
 	}
 	f.mu.Unlock()
 	a.leave()

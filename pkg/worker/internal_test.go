@@ -69,13 +69,55 @@ func TestRecentForgetsOldest(t *testing.T) {
 	at := func(i int) statestore.Attempt {
 		return statestore.Attempt{Run: "r", Node: "n", Instance: i, Attempt: 1}
 	}
+	has := func(a statestore.Attempt) bool { return r.has(a, fingerprint(a)) }
 	for i := range recentCap + 1 {
-		r.add(at(i))
+		r.add(at(i), fingerprint(at(i)))
 	}
-	require.False(t, r.has(at(0)), "oldest kept beyond the cap")
-	require.True(t, r.has(at(1)))
-	require.True(t, r.has(at(recentCap)))
-	require.Len(t, r.set, recentCap)
+	require.False(t, has(at(0)), "oldest kept beyond the cap")
+	require.True(t, has(at(1)))
+	require.True(t, has(at(recentCap)))
+	require.Equal(t, recentCap, r.len())
+	now := time.Now()
+	r.left(at(1), fingerprint(at(1)), now.Add(-time.Minute))
+	require.False(t, r.leftWithin(at(1), fingerprint(at(1)), now, time.Second))
+	require.True(t, r.leftWithin(at(1), fingerprint(at(1)), now, 2*time.Minute))
+	require.True(t, r.leftWithin(at(2), fingerprint(at(2)), now, time.Second), "still in flight")
+	require.False(t, r.leftWithin(at(0), fingerprint(at(0)), now, time.Hour), "forgotten")
+}
+
+// TestRecentSurvivesFingerprintCollisions: a fingerprint is only a hint;
+// the attempt itself decides.
+func TestRecentSurvivesFingerprintCollisions(t *testing.T) {
+	t.Parallel()
+	r := newRecent()
+	a := statestore.Attempt{Run: "r", Node: "a", Attempt: 1}
+	b := statestore.Attempt{Run: "r", Node: "b", Attempt: 1}
+	r.add(a, 7)
+	require.False(t, r.has(b, 7), "another attempt with the same fingerprint read as remembered")
+	r.add(b, 7)
+	require.True(t, r.has(b, 7))
+	require.False(t, r.has(a, 7), "the attempt whose fingerprint was taken over is forgotten, as if evicted")
+	for i := range recentCap - 1 { // a's slot (the oldest) is reused by the last of these
+		r.add(statestore.Attempt{Run: "r", Node: "n", Instance: i, Attempt: 1}, uint64(100+i))
+	}
+	require.True(t, r.has(b, 7), "evicting a's slot forgot b, which holds the fingerprint now")
+	r.add(statestore.Attempt{Run: "r", Node: "last", Attempt: 1}, 99)
+	require.False(t, r.has(b, 7), "b is the oldest now and is evicted in turn")
+	require.Equal(t, recentCap, r.len())
+}
+
+// TestBatchDuplicatesDespiteFingerprintCollisions: two attempts of one
+// fingerprint in a batch are two claims; a repeat of either is a duplicate.
+func TestBatchDuplicatesDespiteFingerprintCollisions(t *testing.T) {
+	t.Parallel()
+	a := statestore.Attempt{Run: "r", Node: "a", Attempt: 1}
+	b := statestore.Attempt{Run: "r", Node: "b", Attempt: 1}
+	ins := []inbound{{id: a, claim: 0}, {id: b, claim: 1}}
+	seen := map[uint64]int{7: 1} // b took over the fingerprint a had
+	require.True(t, earlierInBatch(ins, seen, a, 7), "a repeat of a, whose fingerprint b holds now")
+	require.True(t, earlierInBatch(ins, seen, b, 7))
+	require.False(t, earlierInBatch(ins, seen, statestore.Attempt{Run: "r", Node: "c", Attempt: 1}, 7))
+	require.False(t, earlierInBatch(ins, seen, a, 8))
 }
 
 func TestOutboxDrainsInOrderThenCloses(t *testing.T) {
@@ -144,7 +186,8 @@ func TestPrepareClaimsEachAttemptOnce(t *testing.T) {
 		require.NoError(t, err)
 		return m
 	}
-	w.recent.add(statestore.Attempt{Run: "r", Node: "old", Attempt: 1})
+	old := statestore.Attempt{Run: "r", Node: "old", Attempt: 1}
+	w.recent.add(old, fingerprint(old))
 	msgs := []eventbus.Message{
 		msg("a", 0, 1),
 		{Topic: eventsv1.TopicTaskDispatch, Value: []byte("\xff not protobuf")},

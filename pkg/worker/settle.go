@@ -18,6 +18,7 @@ import (
 type inbound struct {
 	d   *eventsv1.TaskDispatch
 	id  statestore.Attempt
+	fp  uint64 // id's fingerprint
 	ttl time.Duration
 	// poison, when set, is why the message is dead-lettered instead.
 	poison string
@@ -49,7 +50,7 @@ type inbound struct {
 func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.ClaimRequest) {
 	ins := make([]inbound, len(msgs))
 	var reqs []statestore.ClaimRequest
-	seen := make(map[statestore.Attempt]bool, len(msgs))
+	seen := make(map[uint64]int, len(msgs)) // fingerprint → the first inbound with it
 	for i, m := range msgs {
 		in := &ins[i]
 		in.claim, in.at = -1, i
@@ -69,16 +70,37 @@ func (w *Worker) prepare(msgs []eventbus.Message) ([]inbound, []statestore.Claim
 			in.skip = true
 			continue
 		}
-		if seen[in.id] {
+		in.fp = fingerprint(in.id)
+		if earlierInBatch(ins[:i], seen, in.id, in.fp) {
 			in.dup = true
 			continue
 		}
-		seen[in.id] = true
-		in.again = w.recent.has(in.id)
+		seen[in.fp] = i
+		in.again = w.recent.has(in.id, in.fp)
 		in.claim = len(reqs)
 		reqs = append(reqs, statestore.ClaimRequest{Attempt: in.id, TTL: in.ttl})
 	}
 	return ins, reqs
+}
+
+// earlierInBatch reports whether attempt id (fingerprint fp) is claimed by
+// an earlier dispatch of the batch, ins; seen maps the fingerprints of
+// those claims to their index in ins. Two attempts with one fingerprint are
+// told apart by a scan.
+func earlierInBatch(ins []inbound, seen map[uint64]int, id statestore.Attempt, fp uint64) bool {
+	j, ok := seen[fp]
+	switch {
+	case !ok:
+		return false
+	case ins[j].id == id:
+		return true
+	}
+	for k := range ins {
+		if ins[k].claim >= 0 && ins[k].id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // settleAll makes a fetched batch durable: poison messages are
@@ -231,7 +253,7 @@ func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimRe
 		w.stats.dropped.Add(1)
 		log.Debug("dispatch dropped: the attempt is still running here", logkey.Claim, res.String())
 		return nil
-	case res == statestore.ClaimOK && in.again && w.recent.leftWithin(in.id, time.Now(), in.ttl):
+	case res == statestore.ClaimOK && in.again && w.recent.leftWithin(in.id, in.fp, time.Now(), in.ttl):
 		if err := w.claims.ReleaseClaim(ctx, in.id, w.holder.String()); err != nil {
 			log.Warn("give back the claim of a dispatch dropped: it expires instead", logkey.Err, err)
 		}
@@ -245,8 +267,8 @@ func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimRe
 		log.Debug("dispatch dropped", logkey.Claim, res.String())
 		return nil
 	}
-	w.recent.add(in.id)
-	return w.newAttempt(ctx, in.id, in.d, w.cfg.Handlers[in.d.GetHandler()], in.ttl, log)
+	w.recent.add(in.id, in.fp)
+	return w.newAttempt(ctx, in.id, in.fp, in.d, w.cfg.Handlers[in.d.GetHandler()], in.ttl, log)
 }
 
 // attemptLog is the logger of in's attempt. Its attributes are formatted
@@ -330,9 +352,9 @@ func (w *Worker) deadLetter(ctx context.Context, prod eventbus.Publisher, m even
 // the in-flight set. Heartbeats do their I/O with ctx's values, not its
 // cancellation: a claim taken while fetching is kept alive while the worker
 // drains.
-func (w *Worker) newAttempt(ctx context.Context, id statestore.Attempt, d *eventsv1.TaskDispatch, h Handler, ttl time.Duration, log *slog.Logger) *attempt {
+func (w *Worker) newAttempt(ctx context.Context, id statestore.Attempt, fp uint64, d *eventsv1.TaskDispatch, h Handler, ttl time.Duration, log *slog.Logger) *attempt {
 	a := &attempt{
-		id: id, dispatch: d, handler: h, ttl: ttl, log: log,
+		id: id, fp: fp, dispatch: d, handler: h, ttl: ttl, log: log,
 		logs:  newLogBuffer(w.keys.Logs(id.Run, id.Node, id.Instance, id.Attempt), w.cfg.LogLinesCap),
 		gone:  make(chan struct{}),
 		beats: &w.beats,
