@@ -45,7 +45,7 @@ type Message struct {
 // sets no traceparent; add one to Headers when a span is at hand.
 func NewMessage(topic, key string, m proto.Message) (Message, error) {
 	name := m.ProtoReflect().Descriptor().FullName()
-	value, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	value, err := marshal(m)
 	if err != nil {
 		return Message{}, fmt.Errorf("encode %s topic=%s key=%s: %w", name, topic, key, err)
 	}
@@ -53,6 +53,25 @@ func NewMessage(topic, key string, m proto.Message) (Message, error) {
 	h[0] = Header{Key: eventsv1.HeaderEventType, Value: eventType(name)}
 	h[1] = Header{Key: eventsv1.HeaderSchemaVersion, Value: schemaVersion}
 	return Message{Topic: topic, Key: []byte(key), Value: value, Headers: h}, nil
+}
+
+// fastMarshaler is a message with generated MarshalVT (proto-events'
+// messages): protobuf's encoding, about 3× faster than proto.Marshal, and
+// exactly its bytes for a message that Conforms (UTF-8 strings, no unknown
+// field; eventsv1.FuzzVTMatchesProto).
+type fastMarshaler interface {
+	MarshalVT() ([]byte, error)
+	Conforms() bool
+}
+
+// marshal encodes m (deterministic protobuf): with MarshalVT when m
+// conforms, else with proto.Marshal, which refuses a string that is not
+// UTF-8 as it always has.
+func marshal(m proto.Message) ([]byte, error) {
+	if f, ok := m.(fastMarshaler); ok && f.Conforms() {
+		return f.MarshalVT()
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
 }
 
 // schemaVersion is the schema-version header's value, shared by every

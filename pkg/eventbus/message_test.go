@@ -128,3 +128,19 @@ func TestHeaders(t *testing.T) {
 	require.Nil(t, Headers(nil).Clone())
 	require.Nil(t, Headers(nil).Map())
 }
+
+// TestNewMessageRefusesStringsNotUTF8: the fast encoder does not check
+// strings; NewMessage still refuses, as proto.Marshal does, a message
+// whose string is not UTF-8 (a consumer would dead-letter it).
+func TestNewMessageRefusesStringsNotUTF8(t *testing.T) {
+	t.Parallel()
+	_, err := NewMessage(eventsv1.TopicTaskComplete, "r", &eventsv1.TaskResult{RunId: "r", Error: "bad \xff"})
+	require.ErrorContains(t, err, "invalid UTF-8")
+	m, err := NewMessage(eventsv1.TopicTaskDispatch, "r", &eventsv1.TaskDispatch{RunId: "r", NodeId: "n", Attempt: 1,
+		SecretSlots: []*eventsv1.SecretSlot{{Path: "p", Parts: []*eventsv1.SecretPart{{Secret: "k"}}}}})
+	require.NoError(t, err)
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(&eventsv1.TaskDispatch{RunId: "r", NodeId: "n", Attempt: 1,
+		SecretSlots: []*eventsv1.SecretSlot{{Path: "p", Parts: []*eventsv1.SecretPart{{Secret: "k"}}}}})
+	require.NoError(t, err)
+	require.Equal(t, want, m.Value, "the fast encoder's bytes are protobuf's")
+}
