@@ -24,8 +24,12 @@ pkg/statestore/claim.go|if at < want then return -5 end||pkg|./statestore|Claim\
 pkg/statestore/claim.go|if tostring(r.a or 0) ~= ARGV[2] then return -2 end||pkg|./statestore|Claim\|Conformance
 pkg/worker/settle.go|case res[in.claim].Result == statestore.ClaimAhead:|case false:|pkg|./worker|SettleDispatchAhead
 pkg/worker/settle.go|	case res == statestore.ClaimOK && in.again && w.inflight.has(in.id):|	case res == statestore.ClaimOK && in.again:|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
-pkg/worker/settle.go|in.again = w.recent.has(in.id)|in.again = false|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
-pkg/worker/settle.go|in.again && w.recent.leftWithin(in.id, time.Now(), in.ttl):|in.again && false:|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
+pkg/worker/settle.go|in.again = w.recent.has(in.id, in.fp)|in.again = false|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
+pkg/worker/settle.go|in.again && w.recent.leftWithin(in.id, in.fp, time.Now(), in.ttl):|in.again && false:|pkg|./worker|^TestAttemptWhoseResultWasLostRunsAgain$
+pkg/worker/recent.go|if old := r.ring[i]; r.at[old.fp] == int32(i) {|if old := r.ring[i]; true {|pkg|./worker|^TestRecentSurvivesFingerprintCollisions$
+pkg/worker/recent.go|if !ok \|\| r.ring[i].id != a {|if !ok {|pkg|./worker|^TestRecentSurvivesFingerprintCollisions$
+pkg/worker/outbox.go|it.result.Error = strings.ToValidUTF8(it.result.GetError(), "\uFFFD")|it.result.Error = strings.Clone(it.result.GetError())|pkg|./worker|^TestHandlerFailures$
+pkg/eventbus/message.go|if f, ok := m.(fastMarshaler); ok && f.Conforms() {|if f, ok := m.(fastMarshaler); ok {|pkg|./eventbus|^TestNewMessageRefusesStringsNotUTF8$
 services/orchestrator/orchsvc/batch.go|return s.tryBatchAhead(ctx, msgs, true)|return s.tryBatchAhead(ctx, msgs, false)|services/orchestrator|./orchsvc|DispatchBesideTheWrite
 services/api/apisvc/runwait.go|	if st == nil \|\| !st.Exists() {|	if true {|services/api|./apisvc|RunWaitAnsweredFromTheAnnouncedRun
 pkg/eventbus/dial.go|c.stop = context.AfterFunc(ctx, func() { _ = conn.Close() })|c.stop = func() bool { return false }|pkg|./eventbus|RebalanceDoesNotWaitOutTheLongPoll
