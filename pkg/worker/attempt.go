@@ -32,7 +32,8 @@ type attempt struct {
 	dispatch *eventsv1.TaskDispatch
 	handler  Handler
 	ttl      time.Duration // claim TTL: the dispatch's heartbeat timeout
-	log      *slog.Logger
+	logBase  slog.Handler  // the worker's: log() adds the attempt's attributes
+	logp     atomic.Pointer[slog.Logger]
 	logs     *logBuffer
 	mask     *masker    // the secrets the attempt was given; set before its handler runs
 	span     trace.Span // the attempt's task span while tracing is on (tracing.go), else nil
@@ -59,6 +60,20 @@ type attempt struct {
 	// attempt that never had heartbeats.
 	firstBeat *time.Timer
 	beats     *sync.WaitGroup
+}
+
+// log is the attempt's logger (run, node, instance, attempt and handler as
+// attributes), made when it is first asked for: at the default level most
+// attempts log nothing, and a logger per attempt was about 250 bytes.
+func (a *attempt) log() *slog.Logger {
+	if l := a.logp.Load(); l != nil {
+		return l
+	}
+	l := slog.New(a.logBase.WithAttrs(attemptAttrs(a.id, a.dispatch.GetHandler())))
+	if a.logp.CompareAndSwap(nil, l) {
+		return l
+	}
+	return a.logp.Load()
 }
 
 // leave closes gone once and disarms the first heartbeat if it is not due

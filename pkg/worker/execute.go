@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -59,7 +60,7 @@ func (w *Worker) call(ctx context.Context, a *attempt) (out any, err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			a.log.Error("handler panicked", logkey.Panic, a.mask.str(fmt.Sprint(r)))
+			a.log().Error("handler panicked", logkey.Panic, a.mask.str(fmt.Sprint(r)))
 			a.logs.add("handler", fmt.Sprintf("panic: %v\n%s", r, debug.Stack()))
 			out, err = nil, Permanent(fmt.Errorf("handler panicked: %v", r))
 		}
@@ -107,7 +108,7 @@ func (w *Worker) conclude(ctx context.Context, a *attempt, out any, err error, f
 		w.flushLogs(ctx, a)
 		w.inflight.remove(a)
 		w.stats.stopped.Add(1)
-		a.log.InfoContext(ctx, "attempt stopped; its result is not published", logkey.Reason, s.reason.String())
+		a.log().InfoContext(ctx, "attempt stopped; its result is not published", logkey.Reason, s.reason.String())
 		a.endSpan("stopped", "")
 		return
 	}
@@ -118,9 +119,11 @@ func (w *Worker) conclude(ctx context.Context, a *attempt, out any, err error, f
 	}
 	res := w.finalResult(ctx, a, out, err, finished)
 	w.flushLogs(ctx, a)
-	a.log.DebugContext(ctx, "attempt finished", logkey.Status, res.GetStatus().String(), logkey.Duration, finished.Sub(a.started), logkey.Err, res.GetError())
+	if a.logBase.Enabled(ctx, slog.LevelDebug) {
+		a.log().DebugContext(ctx, "attempt finished", logkey.Status, res.GetStatus().String(), logkey.Duration, finished.Sub(a.started), logkey.Err, res.GetError())
+	}
 	if !w.out.push(outgoing{result: res, final: a, trace: a.spanContext()}) {
-		a.log.WarnContext(ctx, "attempt finished after the worker stopped; result not published")
+		a.log().WarnContext(ctx, "attempt finished after the worker stopped; result not published")
 		a.endSpan("unpublished", "the worker stopped before publishing the result")
 		w.inflight.remove(a)
 	}
@@ -151,9 +154,9 @@ func (w *Worker) handBack(ctx context.Context, a *attempt) {
 	ctx, cancel := w.io(ctx)
 	defer cancel()
 	if err := w.claims.ReleaseClaim(ctx, a.id, w.holder.String()); err != nil {
-		a.log.Warn("hand back attempt: its claim will expire instead", logkey.Err, err)
+		a.log().Warn("hand back attempt: its claim will expire instead", logkey.Err, err)
 	} else {
-		a.log.Info("attempt handed back")
+		a.log().Info("attempt handed back")
 	}
 	w.stats.handedBack.Add(1)
 	w.inflight.remove(a)
@@ -165,6 +168,6 @@ func (w *Worker) handBack(ctx context.Context, a *attempt) {
 // has ended.
 func (w *Worker) flushLogs(ctx context.Context, a *attempt) {
 	if err := a.logs.flush(ctx, w.rdb, w.io); err != nil {
-		a.log.Warn("flush attempt logs", logkey.Err, err)
+		a.log().Warn("flush attempt logs", logkey.Err, err)
 	}
 }

@@ -52,7 +52,7 @@ func FuzzCutLine(f *testing.F) {
 
 func TestLogBufferKeepsNewestLines(t *testing.T) {
 	t.Parallel()
-	b := newLogBuffer("k", 3)
+	b := newLogBuffer(statestore.Keys{}, statestore.Attempt{Run: "r", Node: "n", Attempt: 1}, 3)
 	for _, l := range []string{"1", "2", "3", "4", "5"} {
 		b.add("stdout", l)
 	}

@@ -123,7 +123,7 @@ func (w *Worker) abandon(ctx context.Context) {
 		if done {
 			continue
 		}
-		a.log.Error("handler ignored cancellation; handing the attempt back without it")
+		a.log().Error("handler ignored cancellation; handing the attempt back without it")
 		w.handBack(ctx, a)
 	}
 }

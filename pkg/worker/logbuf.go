@@ -9,13 +9,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/braidhq/braid/pkg/records"
+	"github.com/braidhq/braid/pkg/statestore"
 	"github.com/redis/go-redis/v9"
 )
 
 // logBuffer holds an attempt's log lines not yet appended to Redis.
 type logBuffer struct {
-	key   string // statestore.Keys.Logs of the attempt
-	limit int    // most lines kept
+	// key is the Redis list of the attempt's lines: statestore.Keys.Logs
+	// of id, made when the first lines are flushed (most attempts log
+	// nothing, and the key would be a string built for each).
+	keys  statestore.Keys
+	id    statestore.Attempt
+	limit int // most lines kept
 
 	mu      sync.Mutex
 	pending [][]byte // encoded LogLines, at most limit
@@ -24,7 +29,14 @@ type logBuffer struct {
 	flushMu sync.Mutex // keeps concurrent flushes in order
 }
 
-func newLogBuffer(key string, limit int) *logBuffer { return &logBuffer{key: key, limit: limit} }
+func newLogBuffer(keys statestore.Keys, id statestore.Attempt, limit int) *logBuffer {
+	return &logBuffer{keys: keys, id: id, limit: limit}
+}
+
+// key is the attempt's log list.
+func (b *logBuffer) key() string {
+	return b.keys.Logs(b.id.Run, b.id.Node, b.id.Instance, b.id.Attempt)
+}
 
 // add records one line; when more than limit lines wait, the oldest is dropped
 // (LTRIM would drop it anyway).
@@ -77,13 +89,14 @@ func (b *logBuffer) flush(ctx context.Context, rdb redis.Cmdable, bound func(con
 	for i, l := range lines {
 		args[i] = l
 	}
+	key := b.key()
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, b.key, args...)
-		p.LTrim(ctx, b.key, int64(-b.limit), -1)
+		p.RPush(ctx, key, args...)
+		p.LTrim(ctx, key, int64(-b.limit), -1)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("append %d log lines to %s: %w", len(lines), b.key, err)
+		return fmt.Errorf("append %d log lines to %s: %w", len(lines), key, err)
 	}
 	return nil
 }

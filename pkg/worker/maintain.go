@@ -85,9 +85,9 @@ func (w *Worker) check(ctx context.Context, a *attempt) {
 	res, err := w.beat(ctx, a)
 	switch {
 	case err != nil:
-		a.log.Warn("heartbeat", logkey.Err, err)
+		a.log().Warn("heartbeat", logkey.Err, err)
 	case res != statestore.ClaimOK:
-		a.log.Info("heartbeat refused: stopping attempt", logkey.Reason, res.String())
+		a.log().Info("heartbeat refused: stopping attempt", logkey.Reason, res.String())
 		a.stop(stopError{reason: res})
 	}
 }

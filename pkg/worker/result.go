@@ -96,7 +96,7 @@ func (w *Worker) attachOutput(ctx context.Context, a *attempt, r *eventsv1.TaskR
 			_ = clock.Sleep(context.WithoutCancel(ctx), backoff(try))
 		}
 	}
-	a.log.Warn("store large output", logkey.Bytes, len(out), logkey.Err, err)
+	a.log().Warn("store large output", logkey.Bytes, len(out), logkey.Err, err)
 	return fmt.Errorf("store output of %d bytes for %s: %w", len(out), a.id, err)
 }
 

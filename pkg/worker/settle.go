@@ -246,29 +246,28 @@ func claimsBefore(ins []inbound) int {
 // must not run it a second time; if that result is lost too, the next
 // re-send finds the window passed).
 func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimResult) *attempt {
-	log := w.attemptLog(in)
 	switch {
 	case res == statestore.ClaimMine && !in.again:
 	case res == statestore.ClaimOK && in.again && w.inflight.has(in.id):
 		w.stats.dropped.Add(1)
-		log.Debug("dispatch dropped: the attempt is still running here", logkey.Claim, res.String())
+		w.attemptLog(in).Debug("dispatch dropped: the attempt is still running here", logkey.Claim, res.String())
 		return nil
 	case res == statestore.ClaimOK && in.again && w.recent.leftWithin(in.id, in.fp, time.Now(), in.ttl):
 		if err := w.claims.ReleaseClaim(ctx, in.id, w.holder.String()); err != nil {
-			log.Warn("give back the claim of a dispatch dropped: it expires instead", logkey.Err, err)
+			w.attemptLog(in).Warn("give back the claim of a dispatch dropped: it expires instead", logkey.Err, err)
 		}
 		w.stats.dropped.Add(1)
-		log.Debug("dispatch dropped: this worker ran the attempt moments ago; its result may still be on its way", logkey.Claim, res.String())
+		w.attemptLog(in).Debug("dispatch dropped: this worker ran the attempt moments ago; its result may still be on its way", logkey.Claim, res.String())
 		return nil
 	case res == statestore.ClaimOK && in.again:
-		log.Warn("attempt dispatched again after this worker ran it, with nobody holding it: its result was never stored (lost with a Redis failover?); running it again with the same idempotency key")
+		w.attemptLog(in).Warn("attempt dispatched again after this worker ran it, with nobody holding it: its result was never stored (lost with a Redis failover?); running it again with the same idempotency key")
 	case res != statestore.ClaimOK:
 		w.stats.dropped.Add(1)
-		log.Debug("dispatch dropped", logkey.Claim, res.String())
+		w.attemptLog(in).Debug("dispatch dropped", logkey.Claim, res.String())
 		return nil
 	}
 	w.recent.add(in.id, in.fp)
-	return w.newAttempt(ctx, in.id, in.fp, in.d, w.cfg.Handlers[in.d.GetHandler()], in.ttl, log)
+	return w.newAttempt(ctx, in.id, in.fp, in.d, w.cfg.Handlers[in.d.GetHandler()], in.ttl)
 }
 
 // attemptLog is the logger of in's attempt. Its attributes are formatted
@@ -276,10 +275,15 @@ func (w *Worker) claimed(ctx context.Context, in inbound, res statestore.ClaimRe
 // slog's text and JSON handlers format With's attributes at once, which cost
 // about 3 % of braid dev's CPU on a 10,000-node fan-out of noop tasks.
 func (w *Worker) attemptLog(in inbound) *slog.Logger {
-	return slog.New(&lazyAttrs{parent: w.log.Handler(), attrs: []slog.Attr{
-		slog.String(logkey.RunID, in.id.Run), slog.String(logkey.NodeID, in.id.Node), slog.Int(logkey.Instance, in.id.Instance),
-		slog.Int(logkey.Attempt, in.id.Attempt), slog.String(logkey.Handler, in.d.GetHandler()),
-	}})
+	return slog.New(&lazyAttrs{parent: w.log.Handler(), attrs: attemptAttrs(in.id, in.d.GetHandler())})
+}
+
+// attemptAttrs are the log attributes naming an attempt.
+func attemptAttrs(id statestore.Attempt, handler string) []slog.Attr {
+	return []slog.Attr{
+		slog.String(logkey.RunID, id.Run), slog.String(logkey.NodeID, id.Node), slog.Int(logkey.Instance, id.Instance),
+		slog.Int(logkey.Attempt, id.Attempt), slog.String(logkey.Handler, handler),
+	}
 }
 
 // checkDispatch rejects a dispatch that cannot name an attempt.
@@ -352,10 +356,10 @@ func (w *Worker) deadLetter(ctx context.Context, prod eventbus.Publisher, m even
 // the in-flight set. Heartbeats do their I/O with ctx's values, not its
 // cancellation: a claim taken while fetching is kept alive while the worker
 // drains.
-func (w *Worker) newAttempt(ctx context.Context, id statestore.Attempt, fp uint64, d *eventsv1.TaskDispatch, h Handler, ttl time.Duration, log *slog.Logger) *attempt {
+func (w *Worker) newAttempt(ctx context.Context, id statestore.Attempt, fp uint64, d *eventsv1.TaskDispatch, h Handler, ttl time.Duration) *attempt {
 	a := &attempt{
-		id: id, fp: fp, dispatch: d, handler: h, ttl: ttl, log: log,
-		logs:  newLogBuffer(w.keys.Logs(id.Run, id.Node, id.Instance, id.Attempt), w.cfg.LogLinesCap),
+		id: id, fp: fp, dispatch: d, handler: h, ttl: ttl, logBase: w.log.Handler(),
+		logs:  newLogBuffer(w.keys, id, w.cfg.LogLinesCap),
 		gone:  make(chan struct{}),
 		beats: &w.beats,
 	}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/braidhq/braid/pkg/logkey"
+	"github.com/braidhq/braid/pkg/testkit/syncbuf"
 	"github.com/braidhq/braid/pkg/worker"
 	eventsv1 "github.com/braidhq/braid/proto-events/eventsv1"
 	"github.com/stretchr/testify/require"
@@ -346,4 +350,30 @@ func TestStartNoticePrecedesResult(t *testing.T) {
 	var out string
 	require.NoError(t, json.Unmarshal(all[1].GetOutput(), &out))
 	require.Equal(t, "done", out)
+}
+
+// TestAttemptLogsNameTheirAttempt: what an attempt logs carries its run,
+// node, instance, attempt and handler (its logger is made on first use).
+func TestAttemptLogsNameTheirAttempt(t *testing.T) {
+	t.Parallel()
+	logs := &syncbuf.Buffer{}
+	b := setup(t, map[string]worker.Handler{
+		"boom": worker.HandlerFunc(func(context.Context, *worker.Task) (any, error) { panic("boom") }),
+	}, func(c *worker.Config) { c.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
+	d := b.queued("run-log", "n", "boom", `{}`)
+	d.Instance = 0
+	b.dispatch(d)
+	b.result("run-log", "n", failed)
+	var line map[string]any
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "handler panicked") {
+			require.NoError(t, json.Unmarshal([]byte(l), &line))
+		}
+	}
+	require.NotNil(t, line, "no panic logged: %s", logs.String())
+	require.Equal(t, "run-log", line[logkey.RunID])
+	require.Equal(t, "n", line[logkey.NodeID])
+	require.EqualValues(t, 0, line[logkey.Instance])
+	require.EqualValues(t, 1, line[logkey.Attempt])
+	require.Equal(t, "boom", line[logkey.Handler])
 }
