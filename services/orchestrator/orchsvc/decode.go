@@ -41,6 +41,13 @@ func (s *Service) decodeBatch(ctx context.Context, msgs []eventbus.Message, now 
 	byRun := map[string]*runBatch{}
 	var order []*runBatch
 	var dead []eventbus.Message
+	// A run's events are keyed by its id: counting them first sizes each
+	// run's list once (a fan-out's batch is up to a thousand results of one
+	// run, whose list grew by doubling, a large struct each).
+	perKey := make(map[string]int, 8)
+	for _, m := range msgs {
+		perKey[string(m.Key)]++
+	}
 	for _, m := range msgs {
 		in, err := decode(m, now)
 		if err == nil && in.start != nil {
@@ -55,7 +62,7 @@ func (s *Service) decodeBatch(ctx context.Context, msgs []eventbus.Message, now 
 		}
 		g := byRun[in.run]
 		if g == nil {
-			g = &runBatch{run: in.run}
+			g = &runBatch{run: in.run, events: make([]inbound, 0, perKey[in.run])}
 			byRun[in.run] = g
 			order = append(order, g)
 		}
