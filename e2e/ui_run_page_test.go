@@ -167,7 +167,7 @@ func TestUIRunPageWaitingReasonFollowsTheRun(t *testing.T) {
 	b.Screenshot(t, "waiting-for-nap")
 	b.WaitText(t, gateSub, "awaiting approval", uiWait)
 	b.WaitText(t, "#node-waiting", "awaiting approval", uiWait)
-	b.WaitText(t, "#node-timing", "running for ", uiWait) // an approval node runs while it waits
+	b.WaitText(t, "#node-timing", "Awaiting a decision for ", uiWait) // an approval node's wait is its own time
 	b.WaitText(t, "#node-panel .badge", "queued", uiWait)
 	b.Screenshot(t, "awaiting-approval")
 	c.call(http.MethodPost, "/runs/"+id+"/tasks/gate/reject", []byte(`{}`), http.StatusAccepted, nil)
@@ -179,7 +179,7 @@ func TestUIRunPageWaitingReasonFollowsTheRun(t *testing.T) {
 	b.WaitText(t, gateSub, "awaiting approval", uiWait)
 	b.Run(t, chromedp.Click(`g.node[data-node="gate"]`, chromedp.ByQuery))
 	b.WaitText(t, "#node-waiting", "awaiting approval", uiWait)
-	b.WaitText(t, "#node-timing", "running for ", uiWait) // an approval node runs while it waits
+	b.WaitText(t, "#node-timing", "Awaiting a decision for ", uiWait) // an approval node's wait is its own time
 	require.NotContains(t, elementText(t, b, "#node-panel"), "waiting for parents")
 	c.call(http.MethodPost, "/runs/"+id+"/tasks/gate/reject", []byte(`{}`), http.StatusAccepted, nil)
 }
