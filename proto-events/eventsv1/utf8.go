@@ -12,6 +12,16 @@ import "unicode/utf8"
 // TestConformsCoversEveryString fails when a string field is added to
 // events.proto and not here.
 
+// allConform reports whether every message of ms conforms.
+func allConform[M interface{ Conforms() bool }](ms []M) bool {
+	for _, m := range ms {
+		if !m.Conforms() {
+			return false
+		}
+	}
+	return true
+}
+
 func utf8All(ss ...string) bool {
 	for _, s := range ss {
 		if !utf8.ValidString(s) {
@@ -33,28 +43,13 @@ func (m *RunControl) Conforms() bool {
 
 // Conforms reports whether m and its secret slots conform.
 func (m *TaskDispatch) Conforms() bool {
-	if len(m.unknownFields) != 0 || !utf8All(m.GetRunId(), m.GetWorkflow(), m.GetNodeId(), m.GetHandler(), m.GetIdempotencyKey()) {
-		return false
-	}
-	for _, s := range m.GetSecretSlots() {
-		if !s.Conforms() {
-			return false
-		}
-	}
-	return true
+	return len(m.unknownFields) == 0 && utf8All(m.GetRunId(), m.GetWorkflow(), m.GetNodeId(), m.GetHandler(), m.GetIdempotencyKey()) &&
+		allConform(m.GetSecretSlots())
 }
 
 // Conforms reports whether m and its parts conform.
 func (m *SecretSlot) Conforms() bool {
-	if len(m.unknownFields) != 0 || !utf8.ValidString(m.GetPath()) {
-		return false
-	}
-	for _, p := range m.GetParts() {
-		if !p.Conforms() {
-			return false
-		}
-	}
-	return true
+	return len(m.unknownFields) == 0 && utf8.ValidString(m.GetPath()) && allConform(m.GetParts())
 }
 
 // Conforms reports whether m's strings are UTF-8 and it has no unknown field.
@@ -74,13 +69,5 @@ func (m *NodeChange) Conforms() bool {
 
 // Conforms reports whether m and its node changes conform.
 func (m *RunEvent) Conforms() bool {
-	if len(m.unknownFields) != 0 || !utf8All(m.GetRunId(), m.GetWorkflow(), m.GetDetail()) {
-		return false
-	}
-	for _, n := range m.GetNodes() {
-		if !n.Conforms() {
-			return false
-		}
-	}
-	return true
+	return len(m.unknownFields) == 0 && utf8All(m.GetRunId(), m.GetWorkflow(), m.GetDetail()) && allConform(m.GetNodes())
 }
