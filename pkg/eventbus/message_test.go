@@ -95,8 +95,9 @@ func FuzzDecode(f *testing.F) {
 }
 
 // TestHeaders: a repeated key reads as its last value and Set replaces it;
-// NewMessage's shared values are never changed by a message's Set; *Headers
-// carries trace context.
+// NewMessage's shared values are never changed by a message's Set. (That
+// *Headers carries trace context is pkg/tracing's and the e2e tracing
+// tests' to show.)
 func TestHeaders(t *testing.T) {
 	t.Parallel()
 	h := Headers{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}, {Key: "a", Value: []byte("3")}}
