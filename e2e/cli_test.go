@@ -175,8 +175,9 @@ func TestCLIFanOutOutputsAndLogs(t *testing.T) {
 }
 
 // TestCLIWorkflows: on a real stack, a registered workflow is listed, its
-// definition printed by braid workflow get registers again as the next
-// version, and once deleted it is neither listed nor startable.
+// definition printed by braid workflow get is the same definition (apply
+// registers nothing), a changed one registers as the next version, and
+// once deleted it is neither listed nor startable — until applied again.
 func TestCLIWorkflows(t *testing.T) {
 	t.Parallel()
 	s := shared(t)
@@ -195,6 +196,11 @@ func TestCLIWorkflows(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(res.stdout), 0o600))
 	res = braid(t, s.cliEnv(), "apply", "-f", file)
 	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "workflow "+name+" unchanged (version 1, from "+file+")\n", res.stdout,
+		"the stored definition, printed in another layout, is the same definition")
+	require.NoError(t, os.WriteFile(file, shellWorkflow(name, map[string]string{"a": "echo changed"}, nil), 0o600))
+	res = braid(t, s.cliEnv(), "apply", "-f", file)
+	require.Equal(t, 0, res.code, res.stderr)
 	require.Contains(t, res.stdout, "registered workflow "+name+" version 2")
 	res = braid(t, s.cliEnv(), "workflow", "get", name, "--version", "3")
 	require.Equal(t, 1, res.code)
@@ -208,6 +214,9 @@ func TestCLIWorkflows(t *testing.T) {
 	res = braid(t, s.cliEnv(), "run", name)
 	require.Equal(t, 1, res.code)
 	require.Contains(t, res.stderr, "not found")
+	res = braid(t, s.cliEnv(), "apply", "-f", file)
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Contains(t, res.stdout, "registered workflow "+name+" version 3", "a deleted workflow's definition registers again")
 }
 
 // TestCLIApprovalsPauseAndRerun: on a real stack, braid approve and

@@ -38,6 +38,52 @@ func TestApplyPrintsNameAndVersion(t *testing.T) {
 	require.Empty(t, res.stderr)
 }
 
+// TestApplyUnchangedRegistersNothing: a definition the latest version
+// already holds — in another layout and key order — registers nothing and
+// says so; a changed one, one that does not
+// parse, or one whose workflow is not registered is posted.
+func TestApplyUnchangedRegistersNothing(t *testing.T) {
+	t.Parallel()
+	const stored = `{"name":"etl","nodes":[{"id":"a","handler":"shell","config":{"command":"echo hi"}},{"id":"b","handler":"noop","depends_on":["a"]}]}`
+	var posts int
+	api := newFakeAPI(t, map[string]http.HandlerFunc{
+		"GET /workflows/etl": reply(http.StatusOK, `{"name":"etl","version":4,"definition":`+stored+`}`),
+		"POST /workflows": func(w http.ResponseWriter, r *http.Request) {
+			posts++
+			var def struct{ Name string }
+			_ = json.NewDecoder(r.Body).Decode(&def)
+			reply(http.StatusCreated, `{"name":"`+def.Name+`","version":5}`)(w, r)
+		},
+	})
+	same := `{
+	  "nodes": [
+	    {"handler": "shell", "id": "a", "config": {"command": "echo hi"}},
+	    {"id": "b", "depends_on": ["a"], "handler": "noop"}
+	  ],
+	  "name": "etl"
+	}`
+	res := braid(t, api.env("k"), same, "apply", "-f", "-")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.Equal(t, "workflow etl unchanged (version 4, from -)\n", res.stdout)
+	require.Zero(t, posts)
+	res = braid(t, api.env("k"), same, "apply", "-f", "-", "-o", "json")
+	require.Equal(t, 0, res.code, res.stderr)
+	require.JSONEq(t, `{"name":"etl","version":4,"unchanged":true}`, res.stdout)
+	require.Zero(t, posts)
+
+	for _, def := range []string{
+		strings.Replace(same, "echo hi", "echo bye", 1), // changed
+		strings.Replace(same, `"etl"`, `"other"`, 1),    // not registered: 404
+		`{"name":"etl","nodes":[]}`,                     // does not parse: the api says why
+	} {
+		before := posts
+		res = braid(t, api.env("k"), def, "apply", "-f", "-")
+		require.Equal(t, 0, res.code, res.stderr)
+		require.Contains(t, res.stdout, "registered workflow ", def)
+		require.Equal(t, before+1, posts, def)
+	}
+}
+
 // TestApplyPrintsWarnings: the api's warnings (a handler no live worker
 // offers) go to standard error, the answer stays on standard output.
 func TestApplyPrintsWarnings(t *testing.T) {
