@@ -180,3 +180,32 @@ func TestChunkFailureKeepsTheCauseOfACutTry(t *testing.T) {
 	only.setOutcome(nil)
 	require.True(t, only.acked)
 }
+
+// TestPlannedChunksAreAllocatedOnce: plan counts records into chunks
+// exactly as add cuts them, so each chunk's records are allocated once at
+// their final size; without a plan add cuts the same chunks.
+func TestPlannedChunksAreAllocatedOnce(t *testing.T) {
+	t.Parallel()
+	sizes := []int{10, maxRequestBytes - 20, 10, 1, maxRequestBytes + 5, 3, 4}
+	for range 500 {
+		sizes = append(sizes, 2000)
+	}
+	planned, unplanned := &partition{}, &partition{}
+	for _, n := range sizes {
+		planned.plan(n)
+	}
+	for i, n := range sizes {
+		r := kafka.Message{Offset: int64(i)}
+		planned.add(r, n)
+		unplanned.add(r, n)
+	}
+	require.Len(t, planned.chunks, len(planned.sizes))
+	require.Len(t, unplanned.chunks, len(planned.chunks))
+	for i, c := range planned.chunks {
+		require.Equal(t, planned.sizes[i], len(c.records), "chunk %d", i)
+		require.Equal(t, len(c.records), cap(c.records), "chunk %d grew", i)
+		require.Equal(t, unplanned.chunks[i].records, c.records, "chunk %d", i)
+		require.Equal(t, unplanned.chunks[i].bytes, c.bytes, "chunk %d", i)
+	}
+	require.Len(t, planned.chunks, 5, "10, limit-20, 10 | 1 | limit+5 | 3, 4 and 460 of 2,000 | 40 of 2,000")
+}

@@ -24,10 +24,11 @@ const (
 	headerOverhead = 10
 )
 
-// recordSize bounds the bytes km takes inside a record batch.
-func recordSize(km kafka.Message) int {
-	n := recordOverhead + len(km.Key) + len(km.Value)
-	for _, h := range km.Headers {
+// recordSize bounds the bytes m takes inside a record batch (as the
+// kafka.Message toKafka makes of it: the same key, value and headers).
+func recordSize(m Message) int {
+	n := recordOverhead + len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
 		n += headerOverhead + len(h.Key) + len(h.Value)
 	}
 	return n
@@ -41,6 +42,13 @@ type partition struct {
 	id     int
 	leader int
 	chunks []*chunk
+
+	// sizes is how many records each chunk will hold, counted by plan
+	// before any is added, so that each chunk's records are allocated
+	// once (kafka.Message is about 200 bytes; a fan-out's batch is
+	// thousands of them). planned is the bytes of the last planned chunk.
+	sizes   []int
+	planned int
 }
 
 // chunk is consecutive records of one partition that go in one request.
@@ -59,12 +67,26 @@ type chunk struct {
 	cause error
 }
 
+// plan counts a record of size bytes into p's chunks, as add will cut them.
+func (p *partition) plan(size int) {
+	if len(p.sizes) == 0 || p.planned+size > maxRequestBytes {
+		p.sizes = append(p.sizes, 0)
+		p.planned = 0
+	}
+	p.sizes[len(p.sizes)-1]++
+	p.planned += size
+}
+
 // add appends a record of size bytes to p, opening a chunk when the last
-// one is full.
+// one is full (sized as plan counted it, when it did).
 func (p *partition) add(r kafka.Message, size int) {
 	last := len(p.chunks) - 1
 	if last < 0 || p.chunks[last].bytes+size > maxRequestBytes {
-		p.chunks = append(p.chunks, &chunk{part: p})
+		c := &chunk{part: p}
+		if n := len(p.chunks); n < len(p.sizes) {
+			c.records = make([]kafka.Message, 0, p.sizes[n])
+		}
+		p.chunks = append(p.chunks, c)
 		last++
 	}
 	c := p.chunks[last]
@@ -82,25 +104,31 @@ func (p *Producer) route(ctx context.Context, msgs []Message) ([]*partition, err
 	}
 	open := map[tp]*partition{}
 	var out []*partition
-	now := time.Now()
+	to := make([]*partition, len(msgs))
 	for i, m := range msgs {
 		if m.Topic == "" {
 			return nil, fmt.Errorf("publish message %d key=%s: empty topic", i, m.Key)
 		}
-		km := p.cfg.toKafka(m)
-		tl, err := p.layout(ctx, km.Topic)
+		topic := p.cfg.topic(m.Topic)
+		tl, err := p.layout(ctx, topic)
 		if err != nil {
-			return nil, fmt.Errorf("publish topic=%s: %w", km.Topic, err)
+			return nil, fmt.Errorf("publish topic=%s: %w", topic, err)
 		}
-		k := tp{km.Topic, p.hash.Balance(km, tl.ids...)}
+		k := tp{topic, p.hash.Balance(kafka.Message{Key: m.Key}, tl.ids...)}
 		part := open[k]
 		if part == nil {
 			part = &partition{topic: k.topic, id: k.id, leader: tl.leaders[k.id]}
 			open[k] = part
 			out = append(out, part)
 		}
+		part.plan(recordSize(m))
+		to[i] = part
+	}
+	now := time.Now()
+	for i, m := range msgs {
+		km := p.cfg.toKafka(m)
 		km.Time = now
-		part.add(km, recordSize(km))
+		to[i].add(km, recordSize(m))
 	}
 	return out, nil
 }
