@@ -22,12 +22,13 @@ type unchangedRef struct {
 func newApplyCmd(a *app) *cobra.Command {
 	var files []string
 	cmd := &cobra.Command{
-		Use:   "apply -f FILE [-f FILE...]",
+		Use:   "apply -f FILE|DIR [-f FILE|DIR...]",
 		Short: "Register workflow definitions (a new version when the name exists and the definition changed)",
 		Long: `apply registers each definition as the next version of its workflow. A
 definition the latest version already holds (the same once parsed: layout,
 key order and defaults do not count) registers nothing and is reported
-unchanged, so applying the same files again is harmless.`,
+unchanged, so applying the same files again is harmless. A directory stands
+for the .json files directly in it, in name order.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
@@ -38,7 +39,11 @@ unchanged, so applying the same files again is harmless.`,
 				return err
 			}
 			var refs []any
-			for _, path := range files {
+			paths, err := definitionFiles(files)
+			if err != nil {
+				return err
+			}
+			for _, path := range paths {
 				def, err := readFile(path, a.in)
 				if err != nil {
 					return err
@@ -68,7 +73,7 @@ unchanged, so applying the same files again is harmless.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, `workflow definition JSON file ("-" for standard input); repeatable`)
+	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, `workflow definition JSON file, or a directory of them ("-" for standard input); repeatable`)
 	return cmd
 }
 

@@ -19,7 +19,7 @@ type validation struct {
 func newValidateCmd(a *app) *cobra.Command {
 	var files []string
 	cmd := &cobra.Command{
-		Use:   "validate -f FILE [-f FILE...]",
+		Use:   "validate -f FILE|DIR [-f FILE|DIR...]",
 		Short: "Check workflow definitions offline and list every problem with its JSON path",
 		Long: `validate parses, normalises and checks definitions exactly as the API does,
 without contacting it. It prints every problem with its JSON path and exits 1
@@ -30,7 +30,11 @@ when any file is invalid.`,
 				return usageErrorf("validate: give a definition with -f FILE")
 			}
 			var results []validation
-			for _, path := range files {
+			paths, err := definitionFiles(files)
+			if err != nil {
+				return err
+			}
+			for _, path := range paths {
 				def, err := readFile(path, a.in)
 				if err != nil {
 					return err
@@ -40,7 +44,7 @@ when any file is invalid.`,
 			return a.printValidations(results)
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, `workflow definition JSON file ("-" for standard input); repeatable`)
+	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, `workflow definition JSON file, or a directory of them ("-" for standard input); repeatable`)
 	return cmd
 }
 
@@ -83,7 +87,11 @@ func (a *app) printValidations(results []validation) error {
 // printValidation prints one result as text.
 func (a *app) printValidation(r validation) {
 	if r.Valid {
-		a.printf("%s: valid (workflow %s, %d nodes)\n", r.File, r.Name, r.Nodes)
+		noun := "nodes"
+		if r.Nodes == 1 {
+			noun = "node"
+		}
+		a.printf("%s: valid (workflow %s, %d %s)\n", r.File, r.Name, r.Nodes, noun)
 		return
 	}
 	a.printf("%s: invalid, %d problem(s):\n", r.File, len(r.Problems))
