@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -401,20 +402,32 @@ func TestUIRecoversWhenTheAPIComesBack(t *testing.T) {
 }
 
 // TestUILoadExamplesAndFanOut: "Load examples" registers every example
-// workflow shipped with the UI; a fan-out run shows its foreach node as one
-// node with its instance count, and its panel pages through the instances.
+// workflow shipped with the UI that is not registered yet (other tests on
+// the shared stack register some too), and pressed again registers none;
+// a fan-out run shows its foreach node as one node with its instance
+// count, and its panel pages through the instances.
 func TestUILoadExamplesAndFanOut(t *testing.T) {
 	t.Parallel()
 	s := shared(t)
+	examples, err := filepath.Glob(filepath.Join(repoRoot(t), "examples", "*.json"))
+	require.NoError(t, err)
 	b := openUI(t, s, s.Key)
 	b.Run(t, chromedp.Click(".load-examples", chromedp.ByQuery))
+	waitCount(t, b, "#examples-result li", len(examples))
 	for _, wf := range []string{"order-processing", "example_workflow", "fan-out", "templates-and-inputs"} {
-		b.WaitText(t, "#examples-result", "✓ "+wf+" v", uiWait)
+		b.WaitText(t, "#examples-result", " "+wf+" v", uiWait)
 	}
 	require.Zero(t, count(t, b, "#examples-result li.error"))
 	// The dashboard's workflow list shows them once they are registered.
 	b.Run(t, chromedp.WaitVisible(`tr[data-workflow="order-processing"]`, chromedp.ByQuery))
 	b.Screenshot(t, "examples")
+
+	// Pressed again, every example is kept as it is: no line registered one.
+	b.Run(t, chromedp.Click(".load-examples", chromedp.ByQuery))
+	waitCount(t, b, "#examples-result li.kept", len(examples))
+	b.WaitText(t, "#examples-result", "= order-processing v", uiWait)
+	b.WaitText(t, "#examples-result", " already registered", uiWait)
+	b.Screenshot(t, "examples-again")
 
 	c := s.client(t)
 	id := c.start("fan-out", `{}`)

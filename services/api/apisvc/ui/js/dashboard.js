@@ -249,14 +249,31 @@ async function triggerForm(side, name) {
     h("div.buttons", button("Start run", start, "primary start-run")), out));
 }
 
-// loadExamples registers every example workflow shipped with the UI.
+// loadExamples registers the example workflows shipped with the UI that
+// are not registered yet. One that is keeps its versions: pressing the
+// button again adds none, and a workflow of that name changed since is not
+// replaced as the latest by the example. An example's name comes from the
+// api's validation (the seeds' formats name it differently).
 async function loadExamples(side, done) {
   const out = h("ul#examples-result");
   clear(side, h("section.panel", h("div.section-head", h("h2", "Examples"), h("span.spacer"), button("×", () => clear(side), "small close")), out));
   const { files } = await get("examples/index.json", { key: "" });
+  let have = new Map();
+  try {
+    have = await registeredWorkflows();
+  } catch (err) {
+    out.append(h("li.error", `listing the registered workflows: ${err.message}`));
+    done();
+    return;
+  }
   for (const f of files) {
     try {
       const def = await get(`examples/${f}`, { key: "" });
+      const { name } = await post("/workflows/validate", def);
+      if (name && have.has(name)) {
+        out.append(h("li.kept", `= ${name} v${have.get(name)} already registered`));
+        continue;
+      }
       const r = await post("/workflows", def);
       out.append(h("li", `✓ ${r.name} v${r.version}`));
     } catch (err) {
@@ -264,4 +281,18 @@ async function loadExamples(side, done) {
     }
   }
   done();
+}
+
+// registeredWorkflows maps every registered workflow to its latest
+// version, paging through GET /workflows (at most 100 pages of 500).
+async function registeredWorkflows() {
+  const have = new Map();
+  let cursor = "";
+  for (let page = 0; page < 100; page++) {
+    const r = await get(`/workflows${q({ limit: 500, cursor })}`);
+    for (const w of r.items || []) have.set(w.name, w.latest_version);
+    if (!r.next_cursor) break;
+    cursor = r.next_cursor;
+  }
+  return have;
 }
