@@ -93,6 +93,9 @@ func when(cond bool, a, b verdict) verdict {
 // evaluate decides every node in work (and every node their outcomes make
 // decidable), iteratively so that long chains of skips cannot overflow the stack.
 func (r *Run) evaluate(work []int, now int64, eff *Effects) {
+	if len(work) >= reserveAt {
+		eff.reserve(len(work))
+	}
 	for len(work) > 0 {
 		i := work[len(work)-1]
 		work = work[:len(work)-1]
