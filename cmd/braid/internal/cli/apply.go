@@ -25,9 +25,9 @@ func newApplyCmd(a *app) *cobra.Command {
 		Use:   "apply -f FILE|DIR [-f FILE|DIR...]",
 		Short: "Register workflow definitions (a new version when the name exists and the definition changed)",
 		Long: `apply registers each definition as the next version of its workflow. A
-definition the latest version already holds (the same once parsed: layout,
-key order and defaults do not count) registers nothing and is reported
-unchanged, so applying the same files again is harmless. A directory stands
+definition the latest version already holds (the same once parsed: layout
+and key order do not count, a value spelled out does) registers nothing and
+is reported unchanged, so applying the same files again is harmless. A directory stands
 for the .json files directly in it, in name order.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
