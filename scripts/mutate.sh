@@ -127,6 +127,9 @@ services/api/apisvc/endings.go|case err != nil && !failing && ctx.Err() == nil:|
 pkg/worker/settle.go|if _, ok := w.cfg.Handlers[in.d.GetHandler()]; !ok {|if false {|pkg|./worker|^TestPoolsRunOnlyTheirOwnHandlers$
 pkg/worker/config.go|if slices.Equal(names, BuiltinHandlers) {|if true {|pkg|./worker|^TestGroupFor$
 pkg/worker/config.go|names = slices.Compact(names)|names = names[:len(names):len(names)]|pkg|./worker|^TestGroupFor$
+cmd/braid/internal/cli/apply.go|err != nil \|\| !bytes.Equal(local, stored)|err != nil \|\| !bytes.Equal(local, stored) \|\| !bytes.Equal(def, doc.Definition)|cmd/braid|./internal/cli|^TestApplyUnchangedRegistersNothing$
+cmd/braid/internal/cli/files.go|strings.HasSuffix(e.Name(), ".json")|strings.HasSuffix(e.Name(), "")|cmd/braid|./internal/cli|^TestDefinitionDirectories$
+pkg/eventbus/route.go|if len(p.sizes) == 0 \|\| p.planned+size > maxRequestBytes {|if len(p.sizes) == 0 \|\| p.planned+size >= maxRequestBytes {|pkg|./eventbus|^TestPlannedChunksAreAllocatedOnce$
 LIST
 )
 
