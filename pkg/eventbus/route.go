@@ -104,7 +104,11 @@ func (p *Producer) route(ctx context.Context, msgs []Message) ([]*partition, err
 	}
 	open := map[tp]*partition{}
 	var out []*partition
-	to := make([]*partition, len(msgs))
+	type routed struct {
+		part *partition
+		size int
+	}
+	to := make([]routed, len(msgs))
 	for i, m := range msgs {
 		if m.Topic == "" {
 			return nil, fmt.Errorf("publish message %d key=%s: empty topic", i, m.Key)
@@ -121,14 +125,14 @@ func (p *Producer) route(ctx context.Context, msgs []Message) ([]*partition, err
 			open[k] = part
 			out = append(out, part)
 		}
-		part.plan(recordSize(m))
-		to[i] = part
+		to[i] = routed{part, recordSize(m)}
+		part.plan(to[i].size)
 	}
 	now := time.Now()
 	for i, m := range msgs {
 		km := p.cfg.toKafka(m)
 		km.Time = now
-		to[i].add(km, recordSize(m))
+		to[i].part.add(km, to[i].size)
 	}
 	return out, nil
 }

@@ -27,8 +27,8 @@ func newApplyCmd(a *app) *cobra.Command {
 		Long: `apply registers each definition as the next version of its workflow. A
 definition the latest version already holds (the same once parsed: layout
 and key order do not count, a value spelled out does) registers nothing and
-is reported unchanged, so applying the same files again is harmless. A directory stands
-for the .json files directly in it, in name order.`,
+is reported unchanged, so applying the same files again is harmless. A
+directory stands for the .json files directly in it, in name order.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
@@ -105,7 +105,9 @@ func latestIfSame(ctx context.Context, c *client.Client, def []byte) (string, in
 	return d.Name, doc.Version
 }
 
-// canonical parses a definition and encodes it as the api stores it.
+// canonical parses a definition and encodes what was parsed, alike for the
+// file and the stored version (the api stores its own encoding of the
+// parsed definition, so the stored text alone would not compare).
 func canonical(def []byte) (*dag.Definition, []byte, error) {
 	d, err := dag.Parse(def)
 	if err != nil {
